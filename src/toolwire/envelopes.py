@@ -1,0 +1,666 @@
+"""`ToolCall` and `ToolResult`: what a model asks to run, and the one outcome it gets back.
+
+A `ToolResult` has one of five outcome types (`ResultType`) and converts to three shapes:
+
+- `to_dict()` / `from_dict()`: the JSON envelope (the fields of the tools spec in camelCase, plus
+  `callId` and, when `success` alone does not imply it, `type`);
+- `payload()` / `from_payload()`: the JSON a model sees, by the convention of each outcome type;
+- `to_wire()` / `from_wire()`: the body of the ToolUseResult wire message (`id`, `success`,
+  `result`, `errorCode`, `errorMessage`).
+
+For Canceled, Timeout and Denied results `data` holds the outcome's payload object itself, e.g.
+`{"timeout": {"durationMs": 5000}}`; an Error result keeps its message, code and type in `error`,
+`error_code` and `error_type`, from which `payload()` builds the error object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import IntEnum
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, Literal, cast, overload
+
+from .errors import EnvelopeError
+
+__all__ = [
+    "CODE_RESULT_TYPES",
+    "DEFAULT_CODES",
+    "CanceledBy",
+    "ResultType",
+    "ToolCall",
+    "ToolResult",
+    "arguments_hash",
+    "canonical_json",
+    "is_terminal_result",
+    "result_type_for_code",
+]
+
+
+class ResultType(IntEnum):
+    """How a tool call concluded. Check it before reading a result's payload."""
+
+    SUCCESS = 0
+    """The tool ran and returned a value."""
+    ERROR = 1
+    """The tool failed, or the call could not be made (unknown tool, invalid arguments, ...)."""
+    CANCELED = 2
+    """The call was canceled before or while it ran, by the user, a policy or the system."""
+    TIMEOUT = 3
+    """The tool did not finish within its deadline."""
+    DENIED = 4
+    """The permission policy, or the person asked for consent, refused the call."""
+
+
+CanceledBy = Literal["user", "policy", "system"]
+_CANCELED_BY: Final = frozenset(("user", "policy", "system"))
+
+CODE_RESULT_TYPES: Final[Mapping[str, ResultType]] = MappingProxyType(
+    {
+        "unknown_tool": ResultType.ERROR,
+        "invalid_parameters": ResultType.ERROR,
+        "execution_error": ResultType.ERROR,
+        "client_disconnected": ResultType.ERROR,
+        "result_too_large": ResultType.ERROR,
+        "timeout": ResultType.TIMEOUT,
+        "canceled": ResultType.CANCELED,
+        "denied": ResultType.DENIED,
+    }
+)
+"""The wire error codes toolwire knows and the outcome type of each; any other code is an Error."""
+
+DEFAULT_CODES: Final[Mapping[ResultType, str]] = MappingProxyType(
+    {
+        ResultType.ERROR: "execution_error",
+        ResultType.CANCELED: "canceled",
+        ResultType.TIMEOUT: "timeout",
+        ResultType.DENIED: "denied",
+    }
+)
+"""The wire error code of each failed outcome type when a result names none of its own."""
+
+_PAYLOAD_KEYS: Final[Mapping[ResultType, str]] = MappingProxyType(
+    {ResultType.CANCELED: "canceled", ResultType.TIMEOUT: "timeout", ResultType.DENIED: "denied"}
+)
+_TIMEOUT_MESSAGE = re.compile(r"timeout of (\d+)\s*ms")
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+def result_type_for_code(code: str) -> ResultType:
+    """Return the outcome type a wire error code stands for (custom codes are errors)."""
+    return CODE_RESULT_TYPES.get(code, ResultType.ERROR)
+
+
+def canonical_json(value: Any) -> str:
+    """Serialize a JSON value the same way every time: sorted keys, no spaces, no NaN."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def arguments_hash(arguments: Mapping[str, Any]) -> str:
+    """Return the SHA-256 hex digest of the canonical JSON of a call's arguments.
+
+    Approvals and denials are bound to this hash, so a call with other arguments is a new call.
+    """
+    return hashlib.sha256(canonical_json(arguments).encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """A model's request to run one tool."""
+
+    id: str
+    """Correlates the call with its `ToolResult`; unique within a thread."""
+    name: str
+    """The name the tool is registered under."""
+    arguments: dict[str, Any]
+    """The arguments as decoded from the model, before validation."""
+
+    @classmethod
+    def from_dict(cls, value: Any) -> ToolCall:
+        """Decode the JSON form `{"id", "name", "arguments"}`.
+
+        Raises:
+            EnvelopeError: A field is missing, unknown or of the wrong type, or `arguments` is
+                not a JSON object.
+        """
+        obj = _require_object(value, "ToolCall")
+        unknown = [key for key in obj if key not in ("id", "name", "arguments")]
+        if unknown:
+            raise EnvelopeError(
+                f"ToolCall has unknown field(s) {_names(unknown)}; it takes exactly: id, name, arguments"
+            )
+        missing = [key for key in ("id", "name", "arguments") if key not in obj]
+        if missing:
+            raise EnvelopeError(f"ToolCall is missing field(s) {_names(missing)}")
+        call_id, name, arguments = obj["id"], obj["name"], obj["arguments"]
+        if not isinstance(call_id, str) or not call_id:
+            raise EnvelopeError(f"ToolCall.id must be a non-empty string, got {_kind(call_id)}")
+        if not isinstance(name, str) or not name:
+            raise EnvelopeError(f"ToolCall.name must be a non-empty string, got {_kind(name)}")
+        args = _require_object(arguments, "ToolCall.arguments")
+        return cls(id=call_id, name=name, arguments=dict(args))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form `{"id", "name", "arguments"}`."""
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+class _ErrorAttribute:
+    """`ToolResult.error`: the Error constructor on the class, the error string on a result.
+
+    Seed 002 names the field `error` and the outcome constructors are named after their outcome
+    types, so both meanings share one name; the dataclass slot keeps the value.
+    """
+
+    __slots__ = ("_slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self._slot = slot
+
+    @overload
+    def __get__(self, obj: None, owner: type[ToolResult]) -> _ErrorConstructor: ...
+    @overload
+    def __get__(self, obj: ToolResult, owner: type[ToolResult]) -> str | None: ...
+    def __get__(self, obj: ToolResult | None, owner: type[ToolResult]) -> Any:
+        if obj is None:
+            return owner._make_error  # pyright: ignore[reportPrivateUsage]
+        return self._slot.__get__(obj, owner)
+
+    def __set__(self, obj: ToolResult, value: str | None) -> None:
+        self._slot.__set__(obj, value)
+
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class _ErrorConstructor(Protocol):
+        def __call__(
+            self,
+            call_id: str | None,
+            message: str,
+            *,
+            code: str = "execution_error",
+            error_type: str | None = None,
+            needs_followup: bool = True,
+            terminal: bool = False,
+            next_action: str | None = None,
+            data: Any = None,
+        ) -> ToolResult: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """The one outcome of one tool call.
+
+    Build results with the constructors (`ok`, `error`, `canceled`, `timeout`, `denied`) rather
+    than field by field; they fill the payload and the flags the way the rest of toolwire expects.
+    """
+
+    call_id: str | None = None
+    """The id of the `ToolCall` this result answers."""
+    type: ResultType = ResultType.SUCCESS
+    """The outcome type; `success` is true exactly when this is `SUCCESS`."""
+    terminal: bool = False
+    """End the run after this call's batch, whatever the outcome."""
+    needs_followup: bool = False
+    """Ask the model to continue even though the call failed (so it can correct itself)."""
+    next_action: str | None = None
+    """A machine-readable hint for the next operation, e.g. `"retry"` for a transient failure."""
+    message: str | None = None
+    """Text for the user."""
+    if TYPE_CHECKING:
+        error: _ErrorAttribute = _ErrorAttribute(None)
+    else:
+        error: str | None = None
+    """What went wrong, for the model and the logs; set on every failed outcome.
+
+    On the class, `ToolResult.error(call_id, message, ...)` is the constructor of an Error result.
+    """
+    error_code: str | None = None
+    """The machine-readable code of an Error, e.g. `invalid_parameters`."""
+    error_type: str | None = None
+    """The kind of error, e.g. the name of the exception a tool raised."""
+    data: Any = None
+    """The tool's value on success; the outcome's payload object for Canceled, Timeout and Denied."""
+    extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    """Fields this version does not know, kept so they survive a round trip."""
+    raw_type: int | None = None
+    """The undecodable numeric type this result arrived with, when `type` fell back to ERROR."""
+
+    def __post_init__(self) -> None:
+        key = _PAYLOAD_KEYS.get(self.type)
+        if key is not None and not _is_payload(self.data, key):
+            raise EnvelopeError(
+                f"a {self.type.name} result must carry its payload in data, "
+                f"e.g. {{{key!r}: {{...}}}}; use ToolResult.{key}() to build one"
+            )
+
+    @property
+    def success(self) -> bool:
+        """True exactly when the outcome is `ResultType.SUCCESS`."""
+        return self.type is ResultType.SUCCESS
+
+    @property
+    def wire_code(self) -> str | None:
+        """The wire error code: `error_code`, or the default code of the outcome type."""
+        return self.error_code or DEFAULT_CODES.get(self.type)
+
+    # -- constructors ---------------------------------------------------------------------------
+
+    @classmethod
+    def ok(
+        cls,
+        call_id: str | None,
+        data: Any = None,
+        *,
+        message: str | None = None,
+        terminal: bool = False,
+        next_action: str | None = None,
+    ) -> ToolResult:
+        """A Success carrying the tool's value (any JSON value)."""
+        return cls(call_id=call_id, data=data, message=message, terminal=terminal, next_action=next_action)
+
+    @classmethod
+    def _make_error(
+        cls,
+        call_id: str | None,
+        message: str,
+        *,
+        code: str = "execution_error",
+        error_type: str | None = None,
+        needs_followup: bool = True,
+        terminal: bool = False,
+        next_action: str | None = None,
+        data: Any = None,
+    ) -> ToolResult:
+        """An Error with a code (`execution_error` unless given) that the model can act on."""
+        return cls(
+            call_id=call_id,
+            type=ResultType.ERROR,
+            error=message,
+            error_code=code,
+            error_type=error_type,
+            needs_followup=needs_followup and not terminal,
+            terminal=terminal,
+            next_action=next_action,
+            data=data,
+        )
+
+    @classmethod
+    def canceled(
+        cls,
+        call_id: str | None,
+        reason: str,
+        by: CanceledBy = "user",
+        *,
+        needs_followup: bool | None = None,
+    ) -> ToolResult:
+        """A Canceled outcome; unless told, the model follows up except when the user canceled."""
+        if by not in _CANCELED_BY:
+            raise ValueError(f"by must be one of user, policy, system; got {by!r}")
+        return cls(
+            call_id=call_id,
+            type=ResultType.CANCELED,
+            error=reason,
+            needs_followup=by != "user" if needs_followup is None else needs_followup,
+            data={"canceled": {"reason": reason, "by": by}},
+        )
+
+    @classmethod
+    def timeout(
+        cls,
+        call_id: str | None,
+        duration_ms: int | None,
+        effect_unknown: bool = False,
+        *,
+        needs_followup: bool = True,
+    ) -> ToolResult:
+        """A Timeout after `duration_ms`, the deadline that was exceeded.
+
+        Pass `effect_unknown=True` when the tool could not be stopped and may still finish its work.
+        """
+        detail: dict[str, Any] = {"durationMs": duration_ms}
+        message = f"Tool execution exceeded timeout of {duration_ms}ms"
+        if effect_unknown:
+            detail["effectUnknown"] = True
+            message += " (the tool could not be stopped; its effect is unknown)"
+        return cls(
+            call_id=call_id,
+            type=ResultType.TIMEOUT,
+            error=message,
+            needs_followup=needs_followup,
+            data={"timeout": detail},
+        )
+
+    @classmethod
+    def denied(cls, call_id: str | None, tool: str, reason: str, *, needs_followup: bool = True) -> ToolResult:
+        """A Denied outcome: the policy or the person asked refused to run `tool`."""
+        return cls(
+            call_id=call_id,
+            type=ResultType.DENIED,
+            error=f"Call to '{tool}' was denied: {reason}",
+            needs_followup=needs_followup,
+            data={"denied": {"tool": tool, "reason": reason}},
+        )
+
+    def with_call_id(self, call_id: str | None) -> ToolResult:
+        """Return this result bound to another call id (e.g. a cached result for a new call)."""
+        return self if call_id == self.call_id else replace(self, call_id=call_id)
+
+    # -- the model-facing payload ---------------------------------------------------------------
+
+    def payload(self) -> Any:
+        """Return the JSON the model sees, by the convention of the outcome type.
+
+        Success: the tool's value. Error: `{"error": {"message", "code", "type"}}` (code and type
+        only when set). Canceled: `{"canceled": {"reason", "by"}}`. Timeout:
+        `{"timeout": {"durationMs"}}`, with `"effectUnknown": true` when it applies. Denied:
+        `{"denied": {"tool", "reason"}}`.
+        """
+        match self.type:
+            case ResultType.SUCCESS:
+                return self.data
+            case ResultType.ERROR:
+                detail: dict[str, Any] = {"message": self.error or self.message or ""}
+                if self.error_code is not None:
+                    detail["code"] = self.error_code
+                if self.error_type is not None:
+                    detail["type"] = self.error_type
+                return {"error": detail}
+            case ResultType.CANCELED | ResultType.TIMEOUT | ResultType.DENIED:
+                return self.data
+
+    @classmethod
+    def from_payload(cls, call_id: str | None, type: ResultType, payload: Any) -> ToolResult:
+        """Build a result from an outcome type and its payload; the inverse of `payload()`.
+
+        Raises:
+            EnvelopeError: The payload does not follow the convention of `type`.
+        """
+        match type:
+            case ResultType.SUCCESS:
+                return cls.ok(call_id, payload)
+            case ResultType.ERROR:
+                if not _is_payload(payload, "error"):
+                    raise EnvelopeError('an Error payload must be {"error": {"message": ...}}')
+                detail = payload["error"]
+                return cls(
+                    call_id=call_id,
+                    type=ResultType.ERROR,
+                    error=_optional_str(detail, "message", "error.message") or "",
+                    error_code=_optional_str(detail, "code", "error.code"),
+                    error_type=_optional_str(detail, "type", "error.type"),
+                    needs_followup=True,
+                )
+            case ResultType.CANCELED | ResultType.TIMEOUT | ResultType.DENIED:
+                return cls(
+                    call_id=call_id,
+                    type=type,
+                    error=_payload_message(type, payload),
+                    needs_followup=True,
+                    data=payload,
+                )
+
+    # -- the JSON envelope ----------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON envelope: seed fields in camelCase, in the seeds' order.
+
+        `type` is written only when `success` does not already imply it (Success for true,
+        Error for false); `callId` only when set; flags only when true.
+        """
+        out: dict[str, Any] = {}
+        if self.call_id is not None:
+            out["callId"] = self.call_id
+        implied = ResultType.SUCCESS if self.success else ResultType.ERROR
+        if self.raw_type is not None:
+            out["type"] = self.raw_type
+        elif self.type is not implied:
+            out["type"] = int(self.type)
+        out["success"] = self.success
+        if self.terminal:
+            out["terminal"] = True
+        if self.needs_followup:
+            out["needsFollowup"] = True
+        for key, value in (
+            ("nextAction", self.next_action),
+            ("error", self.error),
+            ("message", self.message),
+        ):
+            if value is not None:
+                out[key] = value
+        if self.data is not None:
+            out["data"] = self.data
+        if self.error_code is not None:
+            out["errorCode"] = self.error_code
+        if self.error_type is not None:
+            out["errorType"] = self.error_type
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_dict(cls, value: Any) -> ToolResult:
+        """Decode the JSON envelope; unknown fields are kept in `extra`.
+
+        An unknown numeric `type` decodes as ERROR and is kept in `raw_type`.
+
+        Raises:
+            EnvelopeError: `success` is missing, a field has the wrong type, or `type`
+                contradicts `success`.
+        """
+        obj = _require_object(value, "ToolResult")
+        if "success" not in obj:
+            raise EnvelopeError("ToolResult is missing field 'success'")
+        success = obj["success"]
+        if not isinstance(success, bool):
+            raise EnvelopeError(f"ToolResult.success must be a boolean, got {_kind(success)}")
+        result_type, raw_type = _decode_type(obj.get("type"), success)
+        extra = {key: item for key, item in obj.items() if key not in _ENVELOPE_KEYS}
+        return cls(
+            call_id=_optional_str(obj, "callId", "ToolResult.callId"),
+            type=result_type,
+            raw_type=raw_type,
+            terminal=_optional_bool(obj, "terminal"),
+            needs_followup=_optional_bool(obj, "needsFollowup"),
+            next_action=_optional_str(obj, "nextAction", "ToolResult.nextAction"),
+            message=_optional_str(obj, "message", "ToolResult.message"),
+            error=_optional_str(obj, "error", "ToolResult.error"),
+            error_code=_optional_str(obj, "errorCode", "ToolResult.errorCode"),
+            error_type=_optional_str(obj, "errorType", "ToolResult.errorType"),
+            data=obj.get("data"),
+            extra=MappingProxyType(extra) if extra else _EMPTY,
+        )
+
+    # -- the ToolUseResult wire body ------------------------------------------------------------
+
+    def to_wire(self, request_id: str | None = None) -> dict[str, Any]:
+        """Return the ToolUseResult body `{id, success, result | errorCode, errorMessage}`.
+
+        Args:
+            request_id: The id of the ToolUseRequest this answers; defaults to `call_id`.
+                A success value that is not a map travels as `{"value": ...}`.
+        """
+        body: dict[str, Any] = {"id": request_id if request_id is not None else self.call_id}
+        body["success"] = self.success
+        if self.success:
+            data: Any = self.data
+            if data is not None:
+                body["result"] = data if isinstance(data, Mapping) else {"value": data}
+        else:
+            body["errorCode"] = self.wire_code
+            body["errorMessage"] = self.error or self.message or ""
+        return body
+
+    @classmethod
+    def from_wire(cls, body: Any, *, call_id: str | None = None, tool: str | None = None) -> ToolResult:
+        """Decode a ToolUseResult body; the inverse of `to_wire()`.
+
+        Args:
+            body: The decoded message body. The request is named by `requestId` when present,
+                else by `id`.
+            call_id: The model's call id to bind the result to; defaults to the request id.
+            tool: The tool the request was for, recorded in a Denied payload.
+
+        Raises:
+            EnvelopeError: A field is missing or of the wrong type.
+        """
+        obj = _require_object(body, "ToolUseResult")
+        request_id = obj.get("requestId", obj.get("id"))
+        if not isinstance(request_id, str) or not request_id:
+            raise EnvelopeError(f"ToolUseResult.id must be a non-empty string, got {_kind(request_id)}")
+        success = obj.get("success")
+        if not isinstance(success, bool):
+            raise EnvelopeError(f"ToolUseResult.success must be a boolean, got {_kind(success)}")
+        bound = call_id if call_id is not None else request_id
+        if success:
+            result: Any = obj.get("result")
+            if result is not None and not isinstance(result, Mapping):
+                raise EnvelopeError(f"ToolUseResult.result must be a map, got {_kind(result)}")
+            return cls.ok(bound, cast("Mapping[str, Any] | None", result))
+        code = _optional_str(obj, "errorCode", "ToolUseResult.errorCode") or "execution_error"
+        message = _optional_str(obj, "errorMessage", "ToolUseResult.errorMessage") or ""
+        match result_type_for_code(code):
+            case ResultType.TIMEOUT:
+                found = _TIMEOUT_MESSAGE.search(message)
+                data: Any = {"timeout": {"durationMs": int(found.group(1)) if found else None}}
+            case ResultType.CANCELED:
+                data = {"canceled": {"reason": message, "by": "user"}}
+            case ResultType.DENIED:
+                data = {"denied": {"tool": tool or "", "reason": message}}
+            case _:
+                return cls.error(bound, message, code=code)
+        return cls(
+            call_id=bound,
+            type=result_type_for_code(code),
+            error=message,
+            needs_followup=True,
+            data=data,
+        )
+
+
+ToolResult.error = _ErrorAttribute(ToolResult.__dict__["error"])  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def is_terminal_result(result: ToolResult | Mapping[str, Any]) -> bool:
+    """Tell whether a result ends the run: `terminal`, or a failure without `needsFollowup`.
+
+    Accepts a `ToolResult` or its JSON dict (camelCase or snake_case keys).
+    """
+    if isinstance(result, ToolResult):
+        return result.terminal or (not result.success and not result.needs_followup)
+    followup = result.get("needsFollowup", result.get("needs_followup"))
+    return result.get("terminal") is True or (result.get("success") is not True and followup is not True)
+
+
+_ENVELOPE_KEYS: Final = frozenset(
+    (
+        "callId",
+        "type",
+        "success",
+        "terminal",
+        "needsFollowup",
+        "nextAction",
+        "message",
+        "error",
+        "errorCode",
+        "errorType",
+        "data",
+    )
+)
+
+
+def _decode_type(value: Any, success: bool) -> tuple[ResultType, int | None]:
+    if value is None:
+        return (ResultType.SUCCESS if success else ResultType.ERROR), None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise EnvelopeError(f"ToolResult.type must be an integer, got {_kind(value)}")
+    try:
+        result_type, raw = ResultType(value), None
+    except ValueError:
+        result_type, raw = ResultType.ERROR, value
+    if success != (result_type is ResultType.SUCCESS):
+        raise EnvelopeError(f"ToolResult.success is {str(success).lower()} but type is {value}")
+    return result_type, raw
+
+
+def _is_payload(value: Any, key: str) -> bool:
+    if not isinstance(value, Mapping) or len(value) != 1 or key not in value:  # pyright: ignore[reportUnknownArgumentType]
+        return False
+    if not isinstance(value[key], Mapping):
+        return False
+    detail = cast("Mapping[str, Any]", value[key])
+    match key:
+        case "canceled":
+            return isinstance(detail.get("reason"), str) and detail.get("by") in _CANCELED_BY
+        case "timeout":
+            duration = detail.get("durationMs")
+            return duration is None or (isinstance(duration, int) and not isinstance(duration, bool))
+        case "denied":
+            return isinstance(detail.get("tool"), str) and isinstance(detail.get("reason"), str)
+        case _:
+            return True
+
+
+def _payload_message(type: ResultType, payload: Any) -> str:
+    if not _is_payload(payload, _PAYLOAD_KEYS[type]):
+        raise EnvelopeError(f"not a {type.name} payload: {payload!r:.200}")
+    match type:
+        case ResultType.TIMEOUT:
+            detail = payload["timeout"]
+            return ToolResult.timeout(None, detail["durationMs"], detail.get("effectUnknown") is True).error or ""
+        case ResultType.DENIED:
+            detail = payload["denied"]
+            return ToolResult.denied(None, detail["tool"], detail["reason"]).error or ""
+        case _:
+            return payload["canceled"]["reason"]
+
+
+def _require_object(value: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise EnvelopeError(f"{what} must be a JSON object, got {_kind(value)}")
+    obj: Mapping[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    for key in obj:
+        if not isinstance(key, str):
+            raise EnvelopeError(f"{what} has a non-string key {key!r:.50}")
+    return obj
+
+
+def _optional_str(obj: Mapping[str, Any], key: str, what: str) -> str | None:
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise EnvelopeError(f"{what} must be a string, got {_kind(value)}")
+    return value
+
+
+def _optional_bool(obj: Mapping[str, Any], key: str) -> bool:
+    value = obj.get(key, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise EnvelopeError(f"ToolResult.{key} must be a boolean, got {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    match value:
+        case None:
+            return "null"
+        case bool():
+            return "a boolean"
+        case int() | float():
+            return "a number"
+        case str():
+            return "a string"
+        case list() | tuple():
+            return "an array"
+        case Mapping():
+            return "an object"
+        case _:
+            return type(value).__name__
+
+
+def _names(keys: list[str]) -> str:
+    return ", ".join(repr(key) for key in keys)

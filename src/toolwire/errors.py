@@ -1,0 +1,91 @@
+"""The exceptions toolwire raises, and the one a tool raises to report a failure.
+
+Failures the model should see never propagate as exceptions: `invoke()` turns them into a
+`ToolResult` of the right `ResultType`. What propagates is a developer mistake (`UsageError`,
+raised when a tool or a policy is defined) or input that cannot be decoded (`EnvelopeError`).
+
+```
+ToolwireError
+├── UsageError        a tool, toolbox, policy or filter is defined wrongly
+├── EnvelopeError     a ToolCall / ToolResult in JSON or wire form has the wrong shape (also a ValueError)
+├── InvalidArguments  a call's arguments do not match the tool's parameters (also a ValueError)
+├── ToolError         raised inside a tool: becomes an Error result with its own code and message
+└── CallCanceled      raised by `ToolContext.check_cancelled()` once the call was canceled or timed out
+```
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "CallCanceled",
+    "EnvelopeError",
+    "InvalidArguments",
+    "ToolError",
+    "ToolwireError",
+    "UsageError",
+]
+
+
+class ToolwireError(Exception):
+    """Root of every exception toolwire defines."""
+
+
+class UsageError(ToolwireError):
+    """A tool, toolbox, policy or filter was defined or configured wrongly; fix the code."""
+
+
+class EnvelopeError(ToolwireError, ValueError):
+    """A `ToolCall` or `ToolResult` in JSON or wire form does not have the shape the spec requires."""
+
+
+class ToolError(ToolwireError):
+    """Raise inside a tool to fail the call with a chosen code and message.
+
+    The model sees `message`; `invoke()` never shows it a traceback. By default the failure asks
+    the model to follow up (try other arguments or another tool); pass `terminal=True` to end the
+    run instead, or `retryable=True` to let a retry filter try the call again.
+
+    Args:
+        message: What went wrong, written for the model and the user.
+        code: A machine-readable code; custom codes are fine and map to `ResultType.ERROR`.
+        error_type: A short type name shown in the error payload (defaults to none).
+        terminal: End the run after this call's batch.
+        needs_followup: Ask the model to correct itself; ignored when `terminal` is true.
+        retryable: The failure is transient; `Retry` filters may try again.
+        data: Structured details that travel with the result.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "execution_error",
+        error_type: str | None = None,
+        terminal: bool = False,
+        needs_followup: bool = True,
+        retryable: bool = False,
+        data: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.error_type = error_type
+        self.terminal = terminal
+        self.needs_followup = needs_followup and not terminal
+        self.retryable = retryable
+        self.data = data
+
+
+class CallCanceled(ToolwireError):
+    """The call this tool runs for was canceled or timed out; stop and return."""
+
+
+class InvalidArguments(ToolwireError, ValueError):
+    """A call's arguments do not match the tool's parameters; `problems` lists each one."""
+
+    def __init__(self, tool: str, problems: list[str]) -> None:
+        self.tool = tool
+        self.problems = problems
+        super().__init__(f"Invalid arguments for tool '{tool}': " + "; ".join(problems))

@@ -1,0 +1,481 @@
+"""`invoke()`: one `ToolCall` in, exactly one `ToolResult` out, on every path.
+
+```
+resolve the tool ── unknown ──► Error unknown_tool
+validate arguments ── invalid ──► Error invalid_parameters
+policy: Allow | Deny | Ask ── denied ──► Denied
+filters (in the order given) ──► run the tool under its deadline
+    ToolError ──► Error with its code     exception ──► Error execution_error
+    deadline ──► Timeout                  ctx.cancel ──► Canceled by policy
+caller's `Cancellation` at any point ──► Canceled by user
+```
+
+Failures the model should see are results, never exceptions: `invoke()` raises only when the
+task running it is itself cancelled from outside.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import Any, Final
+
+import anyio
+from anyio import CancelScope, CapacityLimiter, create_task_group, to_thread
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
+
+from .envelopes import ToolCall, ToolResult
+from .errors import InvalidArguments, ToolError
+from .modes import ToolMode
+from .policy import Decision, Permission, PermissionPolicy
+from .tools import Cancellation, Tool, Toolbox, ToolContext
+
+__all__ = [
+    "Batch",
+    "Filter",
+    "InvocationContext",
+    "Next",
+    "Pipeline",
+    "compose",
+    "invoke",
+    "invoke_batch",
+]
+
+_log = logging.getLogger("toolwire.pipeline")
+
+MAX_RESULT_BYTES: Final = 256 * 1024
+MAX_ARGUMENT_BYTES: Final = 16 * 1024
+_EXCLUSIVE: Final = frozenset((ToolMode.DESTRUCTIVE, ToolMode.LOCAL))
+
+
+class InvocationContext:
+    """Everything a filter knows about one call, and what it may change.
+
+    A filter may set `result` to answer the call without running the tool (a cache hit), set
+    `cancel` to cancel it (Canceled by `policy`), or set `terminate` to end the run after the
+    current batch. `properties` carries state between filters and back to the caller.
+    """
+
+    __slots__ = (
+        "arguments",
+        "cancel",
+        "cancellation",
+        "mode",
+        "permission",
+        "properties",
+        "request_index",
+        "result",
+        "terminate",
+        "thread_id",
+        "tool",
+        "tool_call",
+        "tool_count",
+        "tool_index",
+    )
+
+    def __init__(
+        self,
+        tool_call: ToolCall,
+        *,
+        thread_id: str | None = None,
+        cancellation: Cancellation,
+        request_index: int = 0,
+        tool_index: int = 0,
+        tool_count: int = 1,
+        properties: dict[str, Any] | None = None,
+    ) -> None:
+        self.tool_call = tool_call
+        """The call the model requested."""
+        self.tool: Tool[..., Any] | None = None
+        """The tool that will run; None when the name is unknown."""
+        self.mode: ToolMode | None = None
+        """The tool's mode."""
+        self.arguments: dict[str, Any] = {}
+        """The validated keyword arguments the tool will be called with."""
+        self.permission: Permission | None = None
+        """How the policy allowed the call."""
+        self.thread_id = thread_id
+        """The conversation the call belongs to."""
+        self.request_index = request_index
+        """Zero-based index of the model request (turn) whose reply contained the call."""
+        self.tool_index = tool_index
+        """Zero-based position of the call in its batch."""
+        self.tool_count = tool_count
+        """Number of calls in the batch."""
+        self.properties: dict[str, Any] = {} if properties is None else properties
+        """Free state shared by the filters of this call and visible to the caller."""
+        self.cancel = False
+        """Set to cancel this call: it ends as Canceled by `policy`."""
+        self.result: ToolResult | None = None
+        """The outcome; set it before `call_next` to skip the tool."""
+        self.terminate = False
+        """Set to end the tool-calling loop after the current batch."""
+        self.cancellation = cancellation
+        """The caller's cancellation; `cancellation.cancelled` tells whether the run is stopping."""
+
+    def __repr__(self) -> str:
+        return (
+            f"<InvocationContext {self.tool_call.name} call={self.tool_call.id} "
+            f"index={self.request_index}.{self.tool_index}/{self.tool_count} result={self.result!r}>"
+        )
+
+
+Next = Callable[[InvocationContext], Awaitable[None]]
+"""The rest of the chain: the next filter, and finally the tool."""
+Filter = Callable[[InvocationContext, Next], Awaitable[None]]
+"""`async def my_filter(ctx, call_next)`: wraps one call, runs before, after and around it."""
+
+
+def compose(filters: Sequence[Filter], endpoint: Next) -> Next:
+    """Chain `filters` around `endpoint`, the first filter outermost."""
+    chain = endpoint
+    for item in reversed(filters):
+        chain = _Link(item, chain)
+    return chain
+
+
+class _Link:
+    """One filter bound to the rest of the chain (no extra coroutine per filter)."""
+
+    __slots__ = ("_filter", "_next")
+
+    def __init__(self, filter: Filter, next: Next) -> None:
+        self._filter, self._next = filter, next
+
+    def __call__(self, ctx: InvocationContext) -> Awaitable[None]:
+        return self._filter(ctx, self._next)
+
+
+class Batch:
+    """The outcome of a batch of calls: results in the model's order, and the contexts."""
+
+    __slots__ = ("contexts",)
+
+    def __init__(self, contexts: list[InvocationContext]) -> None:
+        self.contexts = contexts
+
+    @property
+    def results(self) -> list[ToolResult]:
+        """One result per call, in the order the calls were given."""
+        return [ctx.result for ctx in self.contexts if ctx.result is not None]
+
+    @property
+    def terminate(self) -> bool:
+        """True when a filter asked to end the run after this batch."""
+        return any(ctx.terminate for ctx in self.contexts)
+
+
+class Pipeline:
+    """A toolbox with its policy, filters and limits: build once, invoke many calls.
+
+    Args:
+        toolbox: The tools that can be called.
+        policy: Decides whether each call may run; the default preset when None (local tools
+            then need a consent handler, so they are denied).
+        filters: Run in the given order around every allowed call.
+        max_result_bytes: A larger serialized payload becomes Error `result_too_large`.
+        max_argument_bytes: Larger arguments are refused as `invalid_parameters`.
+        max_concurrency: How many calls of one batch run at once.
+    """
+
+    def __init__(
+        self,
+        toolbox: Toolbox,
+        *,
+        policy: PermissionPolicy | None = None,
+        filters: Sequence[Filter] = (),
+        max_result_bytes: int = MAX_RESULT_BYTES,
+        max_argument_bytes: int = MAX_ARGUMENT_BYTES,
+        max_concurrency: int = 8,
+    ) -> None:
+        self.toolbox = toolbox
+        self.policy = policy if policy is not None else PermissionPolicy()
+        self.filters = tuple(filters)
+        self.max_result_bytes = max_result_bytes
+        self.max_argument_bytes = max_argument_bytes
+        self.max_concurrency = max_concurrency
+        self._chain = compose(self.filters, self._execute)
+
+    async def invoke(
+        self,
+        call: ToolCall,
+        *,
+        thread_id: str | None = None,
+        cancellation: Cancellation | None = None,
+    ) -> ToolResult:
+        """Run one call through the whole path and return its one result."""
+        ctx = await self.run(call, thread_id=thread_id, cancellation=cancellation)
+        assert ctx.result is not None
+        return ctx.result
+
+    async def run(
+        self,
+        call: ToolCall,
+        *,
+        thread_id: str | None = None,
+        cancellation: Cancellation | None = None,
+        request_index: int = 0,
+        tool_index: int = 0,
+        tool_count: int = 1,
+    ) -> InvocationContext:
+        """Run one call and return its finished context (`result`, `terminate`, `properties`)."""
+        cancellation = Cancellation() if cancellation is None else cancellation
+        ctx = InvocationContext(
+            call,
+            thread_id=thread_id,
+            cancellation=cancellation,
+            request_index=request_index,
+            tool_index=tool_index,
+            tool_count=tool_count,
+        )
+        if cancellation.cancelled:
+            ctx.result = _canceled(call, cancellation)
+            return ctx
+        tool = self.toolbox.get(call.name)
+        if tool is None:
+            ctx.result = self._unknown_tool(call)
+            return ctx
+        ctx.tool, ctx.mode = tool, tool.mode
+        try:
+            ctx.arguments = self._validate(tool, call)
+        except InvalidArguments as exc:
+            ctx.result = ToolResult.error(call.id, str(exc), code="invalid_parameters")
+            return ctx
+        if not await self._permit(ctx, tool, call):
+            return ctx
+        try:
+            await self._chain(ctx)
+        except Exception as exc:
+            _log.exception("a filter failed on call %s of tool %s", call.id, tool.name)
+            if ctx.result is None:
+                message = f"A filter failed while running '{tool.name}': {type(exc).__name__}: {exc}"
+                ctx.result = ToolResult.error(call.id, message, error_type=type(exc).__name__)
+        if ctx.result is None:
+            ctx.result = (
+                ToolResult.canceled(call.id, "A filter canceled the call", "policy") if ctx.cancel else _no_result(ctx)
+            )
+        return ctx
+
+    async def _permit(self, ctx: InvocationContext, tool: Tool[..., Any], call: ToolCall) -> bool:
+        """Set `ctx.permission`; on a denial or a cancel during consent, set the result too."""
+        if self.policy.decide(tool).decision is Decision.ASK:
+            # Waiting for a person: the caller's cancellation must be able to end the wait.
+            with CancelScope() as scope:
+                ctx.cancellation.attach(scope)
+                try:
+                    ctx.permission = await self.policy.check(call, tool, ctx.thread_id)
+                finally:
+                    ctx.cancellation.detach(scope)
+            if ctx.permission is None:
+                ctx.result = _canceled(call, ctx.cancellation)
+                return False
+        else:
+            ctx.permission = await self.policy.check(call, tool, ctx.thread_id)
+        if not ctx.permission.allowed:
+            ctx.result = ToolResult.denied(call.id, tool.name, ctx.permission.reason)
+            return False
+        return True
+
+    async def invoke_batch(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        thread_id: str | None = None,
+        cancellation: Cancellation | None = None,
+        request_index: int = 0,
+    ) -> Batch:
+        """Run the calls of one model reply and return their results in the given order.
+
+        Calls run concurrently (up to `max_concurrency`), except destructive and local calls,
+        which run alone and in order.
+        """
+        cancellation = Cancellation() if cancellation is None else cancellation
+        count = len(calls)
+        contexts: list[InvocationContext | None] = [None] * count
+        limiter = CapacityLimiter(self.max_concurrency)
+
+        async def run_one(index: int) -> None:
+            async with limiter:
+                contexts[index] = await self.run(
+                    calls[index],
+                    thread_id=thread_id,
+                    cancellation=cancellation,
+                    request_index=request_index,
+                    tool_index=index,
+                    tool_count=count,
+                )
+
+        start = 0
+        while start < count:
+            end = start + 1
+            if not self._exclusive(calls[start]):
+                while end < count and not self._exclusive(calls[end]):
+                    end += 1
+            if end - start == 1:
+                await run_one(start)
+            else:
+                async with create_task_group() as group:
+                    for index in range(start, end):
+                        group.start_soon(run_one, index)
+            start = end
+        return Batch([ctx for ctx in contexts if ctx is not None])
+
+    def _exclusive(self, call: ToolCall) -> bool:
+        tool = self.toolbox.get(call.name)
+        return tool is not None and tool.mode in _EXCLUSIVE
+
+    def _validate(self, tool: Tool[..., Any], call: ToolCall) -> dict[str, Any]:
+        if self.max_argument_bytes and len(to_json(call.arguments)) > self.max_argument_bytes:
+            raise InvalidArguments(tool.name, [f"the arguments are larger than {self.max_argument_bytes} bytes"])
+        return tool.validate(call.arguments)
+
+    def _unknown_tool(self, call: ToolCall) -> ToolResult:
+        names = self.toolbox.suggest(call.name)
+        hint = f" Available tools include: {', '.join(names)}." if names else " No tools are available."
+        return ToolResult.error(call.id, f"Unknown tool '{call.name}'.{hint}", code="unknown_tool")
+
+    async def _execute(self, ctx: InvocationContext) -> None:
+        """The end of the chain: run the tool under its deadline and set `ctx.result`."""
+        call, tool = ctx.tool_call, ctx.tool
+        assert tool is not None
+        if ctx.cancel:
+            ctx.result = ToolResult.canceled(call.id, "A filter canceled the call", "policy")
+            return
+        if ctx.cancellation.cancelled:
+            ctx.result = _canceled(call, ctx.cancellation)
+            return
+        kwargs = ctx.arguments
+        tool_context = None
+        if tool.context_parameter is not None:
+            tool_context = ToolContext(call.id, tool.name, ctx.thread_id, ctx.cancellation)
+            kwargs = {**kwargs, tool.context_parameter: tool_context}
+        value: Any = None
+        try:
+            # One scope ends the call at its deadline or when the caller cancels.
+            with CancelScope(deadline=anyio.current_time() + tool.timeout) as scope:
+                ctx.cancellation.attach(scope)
+                try:
+                    if tool.is_async:
+                        value = await tool.function(**kwargs)
+                    elif tool.inline:
+                        value = tool.function(**kwargs)
+                    else:
+                        job = partial(tool.function, **kwargs)
+                        value = await to_thread.run_sync(job, abandon_on_cancel=True)
+                finally:
+                    ctx.cancellation.detach(scope)
+        except ToolError as exc:
+            ctx.result = ToolResult.error(
+                call.id,
+                exc.message,
+                code=exc.code,
+                error_type=exc.error_type,
+                needs_followup=exc.needs_followup,
+                terminal=exc.terminal,
+                next_action="retry" if exc.retryable else None,
+                data=exc.data,
+            )
+            return
+        except Exception as exc:
+            # The model sees the exception's type and message, never the traceback.
+            _log.info(
+                "tool %s raised %s on call %s",
+                tool.name,
+                type(exc).__name__,
+                call.id,
+                exc_info=True,
+            )
+            ctx.result = ToolResult.error(call.id, f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__)
+            return
+        if scope.cancelled_caught:
+            if tool_context is not None:
+                tool_context.stop()
+            if ctx.cancellation.cancelled:
+                ctx.result = _canceled(call, ctx.cancellation)
+            else:
+                effect_unknown = not tool.is_async
+                ctx.result = ToolResult.timeout(call.id, round(tool.timeout * 1000), effect_unknown)
+            return
+        ctx.result = self._to_result(call, tool, value)
+
+    def _to_result(self, call: ToolCall, tool: Tool[..., Any], value: Any) -> ToolResult:
+        if isinstance(value, ToolResult):
+            result = value.with_call_id(call.id)
+        else:
+            try:
+                data = value.model_dump(mode="json") if isinstance(value, BaseModel) else to_jsonable_python(value)
+            except PydanticSerializationError as exc:
+                return ToolResult.error(
+                    call.id,
+                    f"'{tool.name}' returned a value that is not JSON ({type(value).__name__}): {exc}",
+                    error_type=type(value).__name__,
+                )
+            result = ToolResult.ok(call.id, data)
+        if self.max_result_bytes and len(to_json(result.payload())) > self.max_result_bytes:
+            return ToolResult.error(
+                call.id,
+                f"The result of '{tool.name}' is larger than {self.max_result_bytes} bytes; "
+                "ask for less data (narrower filters, fewer items, a page of results).",
+                code="result_too_large",
+            )
+        return result
+
+
+def _canceled(call: ToolCall, cancellation: Cancellation) -> ToolResult:
+    return ToolResult.canceled(call.id, cancellation.reason or "Canceled", cancellation.by)
+
+
+def _no_result(ctx: InvocationContext) -> ToolResult:
+    _log.error("no filter produced a result for call %s", ctx.tool_call.id)
+    return ToolResult.error(
+        ctx.tool_call.id,
+        "The call produced no result: a filter neither called call_next nor set ctx.result.",
+    )
+
+
+async def invoke(
+    call: ToolCall,
+    toolbox: Toolbox,
+    *,
+    policy: PermissionPolicy | None = None,
+    filters: Sequence[Filter] = (),
+    thread_id: str | None = None,
+    cancellation: Cancellation | None = None,
+    **limits: Any,
+) -> ToolResult:
+    """Run one call through the whole path (validation, mode, policy, filters, deadline).
+
+    Never raises for a failure of the call: every outcome is a `ToolResult`. To run many calls
+    with the same toolbox, policy and filters, build a `Pipeline` once.
+
+    Args:
+        call: The model's call.
+        toolbox: The tools that can be called.
+        policy: The permission policy (the default preset when None).
+        filters: Run in order around the call, after the policy allowed it.
+        thread_id: The conversation, for approvals, caches and the tool's context.
+        cancellation: Cancel it to end the call as Canceled by the user.
+        **limits: `max_result_bytes`, `max_argument_bytes` (see `Pipeline`).
+    """
+    pipeline = Pipeline(toolbox, policy=policy, filters=filters, **limits)
+    return await pipeline.invoke(call, thread_id=thread_id, cancellation=cancellation)
+
+
+async def invoke_batch(
+    calls: Sequence[ToolCall],
+    toolbox: Toolbox,
+    *,
+    policy: PermissionPolicy | None = None,
+    filters: Sequence[Filter] = (),
+    thread_id: str | None = None,
+    cancellation: Cancellation | None = None,
+    request_index: int = 0,
+    **limits: Any,
+) -> Batch:
+    """Run the calls of one model reply (see `Pipeline.invoke_batch`)."""
+    pipeline = Pipeline(toolbox, policy=policy, filters=filters, **limits)
+    return await pipeline.invoke_batch(
+        calls, thread_id=thread_id, cancellation=cancellation, request_index=request_index
+    )

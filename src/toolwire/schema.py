@@ -1,0 +1,149 @@
+"""From a Python function to the JSON Schema a model sees and the validator its arguments pass.
+
+`Signature.of(function)` reads the parameters, their type hints and the docstring once, when a
+tool is defined, and builds a pydantic `TypeAdapter` over a `TypedDict` of the parameters. On the
+call path only that adapter runs: arguments are never validated against the JSON Schema itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Final, NotRequired, cast
+
+import docstring_parser
+import typing_extensions
+from pydantic import ConfigDict, Field, PydanticUserError, TypeAdapter, ValidationError
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from .errors import InvalidArguments, UsageError
+
+__all__ = ["Signature", "describe_validation_error"]
+
+_FORBID_EXTRA: Final = ConfigDict(extra="forbid")
+
+
+class _ToolJsonSchema(GenerateJsonSchema):
+    """JSON Schema without the titles pydantic derives from field names (noise for a model)."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """What toolwire knows about a tool function's parameters."""
+
+    adapter: TypeAdapter[dict[str, Any]]
+    """Validates a call's arguments into keyword arguments for the function."""
+    json_schema: dict[str, Any]
+    """The parameters as a JSON Schema object, with descriptions from the docstring."""
+    description: str
+    """The docstring's text without its `Args:` / `Returns:` sections."""
+    injected: Mapping[str, type]
+    """Parameters the runtime fills in (e.g. a `ToolContext`), by name; not in the schema."""
+
+    @classmethod
+    def of(cls, function: Callable[..., Any], *, name: str, injected_types: tuple[type, ...] = ()) -> Signature:
+        """Read `function`'s signature, type hints and docstring.
+
+        Args:
+            function: The tool function.
+            name: The tool's name, used in error messages and the schema's title.
+            injected_types: Parameter types the runtime provides instead of the model.
+
+        Raises:
+            UsageError: A parameter is variadic, positional-only or unannotated, or its type
+                cannot be validated or described as JSON Schema.
+        """
+        try:
+            signature = inspect.signature(function)
+            hints = typing.get_type_hints(function, include_extras=True)
+        except (TypeError, ValueError, NameError) as exc:
+            raise UsageError(f"cannot read the signature of tool '{name}': {exc}") from exc
+        doc = docstring_parser.parse(inspect.getdoc(function) or "")
+        param_docs = {param.arg_name: param.description for param in doc.params if param.description}
+        fields: dict[str, Any] = {}
+        defaults: dict[str, Any] = {}
+        injected: dict[str, type] = {}
+        for param in signature.parameters.values():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
+                raise UsageError(
+                    f"tool '{name}': parameter '{param.name}' is {param.kind.description}; "
+                    "tool parameters must be passable by keyword, one per argument"
+                )
+            if param.name not in hints:
+                raise UsageError(
+                    f"tool '{name}': parameter '{param.name}' has no type annotation; "
+                    f"annotate it (e.g. `{param.name}: str`) so the model gets a schema"
+                )
+            hint = hints[param.name]
+            if isinstance(hint, type) and issubclass(hint, injected_types):
+                injected[param.name] = hint
+                continue
+            if description := param_docs.get(param.name):
+                hint = Annotated[hint, Field(description=description)]
+            if param.default is not param.empty:
+                defaults[param.name] = param.default
+                hint = NotRequired[hint]
+            fields[param.name] = hint
+        arguments = typing_extensions.TypedDict(f"{name}_arguments", fields)  # type: ignore[misc]
+        arguments.__pydantic_config__ = _FORBID_EXTRA  # type: ignore[attr-defined]
+        try:
+            adapter = cast("TypeAdapter[dict[str, Any]]", TypeAdapter(arguments))
+            json_schema = adapter.json_schema(schema_generator=_ToolJsonSchema)
+        except (PydanticUserError, TypeError, ValueError) as exc:
+            raise UsageError(f"tool '{name}': cannot build a schema for its parameters: {exc}") from exc
+        json_schema.pop("title", None)
+        _add_defaults(json_schema, defaults)
+        description = "\n\n".join(part for part in (doc.short_description, doc.long_description) if part)
+        return cls(adapter, json_schema, description, injected)
+
+    def validate(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Return `arguments` validated and coerced into keyword arguments for the function.
+
+        Raises:
+            InvalidArguments: With one problem per bad, missing or unexpected argument.
+        """
+        try:
+            return self.adapter.validate_python(arguments)
+        except ValidationError as exc:
+            raise InvalidArguments(tool, describe_validation_error(exc, self.json_schema)) from None
+
+
+def describe_validation_error(exc: ValidationError, schema: JsonSchemaValue) -> list[str]:
+    """Turn a pydantic error into one sentence per problem, in words a model can act on."""
+    known = ", ".join(schema.get("properties", {})) or "none"
+    problems: list[str] = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"])
+        match error["type"]:
+            case "missing":
+                problems.append(f"'{where}' is required but missing")
+            case "extra_forbidden":
+                problems.append(f"'{where}' is not a parameter of this tool (parameters: {known})")
+            case "dict_type" if not where:
+                problems.append("the arguments must be a JSON object")
+            case _:
+                got = _preview(error.get("input"))
+                label = f"'{where}'" if where else "the arguments"
+                problems.append(f"{label}: {error['msg']} (got {got})")
+    return problems
+
+
+def _preview(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _add_defaults(json_schema: dict[str, Any], defaults: Mapping[str, Any]) -> None:
+    properties = json_schema.get("properties", {})
+    for key, value in defaults.items():
+        if key in properties:
+            try:
+                properties[key].setdefault("default", to_jsonable_python(value))
+            except PydanticSerializationError:
+                continue
