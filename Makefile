@@ -30,7 +30,7 @@ typecheck: setup
 	$(BIN)/pyright
 
 pytest: setup
-	$(PY) -m pytest
+	PYTHONASYNCIODEBUG=1 $(PY) -m pytest
 
 bench: setup
 	$(PY) bench/invoke_overhead.py

@@ -8,13 +8,14 @@ from __future__ import annotations
 import anyio
 
 from toolwire import (
+    Cancellation,
     ConsentAnswer,
     ConsentRequest,
     PermissionPolicy,
     Pipeline,
+    Toolbox,
     ToolCall,
     ToolError,
-    Toolbox,
     tool,
 )
 
@@ -80,8 +81,20 @@ async def main() -> None:
         print(f"{tool_.name:15} mode={tool_.mode:12} ({tool_.mode_decision.reason})")
     print()
     for call in calls:
-        result = await pipeline.invoke(call, thread_id="demo")
-        print(f"{call.name}({call.arguments}) -> {result.type.name}: {result.payload()}")
+        await show(pipeline, call)
+
+    # The caller can cancel a call that is running: it ends as Canceled by the user.
+    cancellation = Cancellation()
+    slow = ToolCall(id="c9", name="search_archive", arguments={"query": "slow"})
+    async with anyio.create_task_group() as group:
+        group.start_soon(show, pipeline, slow, cancellation)
+        await anyio.sleep(0.05)  # the user waits a little, then presses stop
+        cancellation.cancel("The user pressed stop")
+
+
+async def show(pipeline: Pipeline, call: ToolCall, cancellation: Cancellation | None = None) -> None:
+    result = await pipeline.invoke(call, thread_id="demo", cancellation=cancellation)
+    print(f"{call.name}({call.arguments}) -> {result.type.name}: {result.payload()}")
 
 
 if __name__ == "__main__":

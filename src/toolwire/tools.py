@@ -147,6 +147,8 @@ class Tool(Generic[P, R]):
 
     is_client: bool = False
     """False for server tools; client tools are registered and executed by a client."""
+    __name__: str
+    __wrapped__: Callable[P, R]
 
     def __init__(
         self,

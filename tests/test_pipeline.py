@@ -1,0 +1,552 @@
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from toolwire import (
+    Cancellation,
+    ConsentAnswer,
+    ConsentRequest,
+    InvocationContext,
+    PermissionPolicy,
+    Pipeline,
+    ResultType,
+    Toolbox,
+    ToolCall,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    invoke,
+    invoke_batch,
+    tool,
+)
+from toolwire.pipeline import Next
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: float
+
+
+executions: list[str] = []
+
+
+@tool
+async def add(a: int, b: int) -> int:
+    executions.append("add")
+    return a + b
+
+
+@tool
+def add_sync(a: int, b: int) -> int:
+    return a + b
+
+
+@tool
+async def get_weather(city: str) -> Weather:
+    return Weather(city=city, celsius=21.5)
+
+
+@tool
+async def explode(message: str) -> None:
+    raise ValueError(message)
+
+
+@tool
+async def refuse(code: str, terminal: bool = False) -> None:
+    raise ToolError("The calendar is read-only", code=code, error_type="ReadOnly", terminal=terminal)
+
+
+@tool(timeout=0.01)
+async def hang() -> None:
+    await anyio.sleep_forever()
+
+
+release = threading.Event()
+
+
+@tool(timeout=0.01)
+def hang_sync(ctx: ToolContext) -> str:
+    release.wait(5)
+    return "finished late" if ctx.cancelled else "finished"
+
+
+@tool
+def shell_run(command: str) -> str:
+    return f"ran {command}"
+
+
+@tool
+def delete_note(note_id: str) -> str:
+    return f"deleted {note_id}"
+
+
+@tool
+async def returns_result(note: str) -> ToolResult:
+    return ToolResult.ok("someone-else", {"note": note}, message="Saved.")
+
+
+@tool
+async def returns_object() -> Any:
+    return object()
+
+
+@tool
+async def big() -> str:
+    return "x" * 300_000
+
+
+@tool
+async def whoami(ctx: ToolContext) -> dict[str, str | None]:
+    return {"call": ctx.call_id, "thread": ctx.thread_id, "tool": ctx.tool_name}
+
+
+toolbox = Toolbox(
+    [
+        add,
+        add_sync,
+        get_weather,
+        explode,
+        refuse,
+        hang,
+        hang_sync,
+        shell_run,
+        delete_note,
+        returns_result,
+        returns_object,
+        big,
+        whoami,
+    ]
+)
+
+
+def call_of(name: str, call_id: str = "c1", **arguments: Any) -> ToolCall:
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+async def run(name: str, **arguments: Any) -> ToolResult:
+    call = call_of(name, **arguments)
+    result = await invoke(call, toolbox)
+    assert result.call_id == call.id  # every call gets its own result, bound by id
+    return result
+
+
+# -- the outcomes ------------------------------------------------------------------------------
+
+
+async def test_success_carries_the_value():
+    result = await run("add", a=1, b=2)
+    assert (result.type, result.payload()) == (ResultType.SUCCESS, 3)
+
+
+async def test_pydantic_model_return_becomes_json():
+    assert (await run("get_weather", city="Paris")).data == {"city": "Paris", "celsius": 21.5}
+
+
+async def test_tool_result_return_is_bound_to_the_call():
+    result = await run("returns_result", note="n")
+    assert (result.call_id, result.data, result.message) == ("c1", {"note": "n"}, "Saved.")
+
+
+async def test_unknown_tool_names_valid_tools():
+    result = await run("ad", a=1)
+    assert (result.type, result.error_code) == (ResultType.ERROR, "unknown_tool")
+    assert result.error is not None and result.error.startswith("Unknown tool 'ad'. Available tools include: add,")
+    assert result.needs_followup
+
+
+async def test_invalid_parameters_name_the_problem():
+    result = await run("add", a="one", b=2)
+    assert (result.type, result.error_code) == (ResultType.ERROR, "invalid_parameters")
+    assert result.error == (
+        "Invalid arguments for tool 'add': 'a': Input should be a valid integer, "
+        "unable to parse string as an integer (got 'one')"
+    )
+
+
+async def test_invalid_parameters_do_not_run_the_tool():
+    executions.clear()
+    await run("add", a=1)
+    assert executions == []
+
+
+async def test_oversized_arguments_are_invalid():
+    call = call_of("shell_run", command="x" * 20_000)
+    result = await invoke(call, toolbox, max_argument_bytes=16 * 1024)
+    assert result.error_code == "invalid_parameters"
+    assert "larger than 16384 bytes" in (result.error or "")
+
+
+async def test_exception_becomes_execution_error_without_traceback():
+    result = await run("explode", message="disk on fire")
+    assert result.payload() == {
+        "error": {"message": "ValueError: disk on fire", "code": "execution_error", "type": "ValueError"}
+    }
+    assert "Traceback" not in (result.error or "")
+    assert result.needs_followup
+
+
+async def test_tool_error_sets_its_own_code_and_type():
+    result = await run("refuse", code="read_only")
+    assert result.payload() == {
+        "error": {"message": "The calendar is read-only", "code": "read_only", "type": "ReadOnly"}
+    }
+    assert result.needs_followup and not result.terminal
+
+
+async def test_tool_error_can_end_the_run():
+    result = await run("refuse", code="read_only", terminal=True)
+    assert result.terminal and not result.needs_followup
+
+
+async def test_non_json_return_is_an_error():
+    result = await run("returns_object")
+    assert result.error_code == "execution_error"
+    assert "returned a value that is not JSON (object)" in (result.error or "")
+
+
+async def test_result_too_large():
+    result = await run("big")
+    assert (result.type, result.error_code) == (ResultType.ERROR, "result_too_large")
+
+
+async def test_async_timeout_reports_the_deadline():
+    result = await run("hang")
+    assert (result.type, result.payload()) == (ResultType.TIMEOUT, {"timeout": {"durationMs": 10}})
+    assert result.needs_followup
+
+
+async def test_sync_timeout_says_effect_unknown_and_stops_the_tool_context():
+    release.clear()
+    result = await run("hang_sync")
+    assert result.payload() == {"timeout": {"durationMs": 10, "effectUnknown": True}}
+    release.set()
+
+
+async def test_caller_cancelling_a_running_call_gives_canceled_by_user():
+    started = anyio.Event()
+
+    @tool
+    async def wait_forever() -> None:
+        started.set()
+        await anyio.sleep_forever()
+
+    cancellation = Cancellation()
+    results: list[ToolResult] = []
+
+    async def call() -> None:
+        results.append(await invoke(call_of("wait_forever"), Toolbox([wait_forever]), cancellation=cancellation))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        await started.wait()
+        cancellation.cancel("The user pressed stop")
+    [result] = results
+    assert result.payload() == {"canceled": {"reason": "The user pressed stop", "by": "user"}}
+
+
+async def test_call_after_cancellation_does_not_run():
+    executions.clear()
+    cancellation = Cancellation()
+    cancellation.cancel()
+    result = await invoke(call_of("add", a=1, b=2), toolbox, cancellation=cancellation)
+    assert (result.type, executions) == (ResultType.CANCELED, [])
+
+
+async def test_cancel_while_waiting_for_consent_gives_canceled():
+    asked = anyio.Event()
+
+    async def slow_person(request: ConsentRequest) -> bool:
+        asked.set()
+        await anyio.sleep_forever()
+        return True
+
+    cancellation = Cancellation()
+    results: list[ToolResult] = []
+    policy = PermissionPolicy(consent=slow_person)
+
+    async def call() -> None:
+        results.append(
+            await invoke(call_of("shell_run", command="ls"), toolbox, policy=policy, cancellation=cancellation)
+        )
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        await asked.wait()
+        cancellation.cancel()
+    assert results[0].type is ResultType.CANCELED
+
+
+async def test_filter_cancel_gives_canceled_by_policy():
+    async def veto(ctx: InvocationContext, call_next: Next) -> None:
+        ctx.cancel = True
+
+    executions.clear()
+    result = await invoke(call_of("add", a=1, b=2), toolbox, filters=[veto])
+    assert result.payload() == {"canceled": {"reason": "A filter canceled the call", "by": "policy"}}
+    assert executions == []
+
+
+async def test_filter_cancel_then_call_next_does_not_run_the_tool():
+    async def veto(ctx: InvocationContext, call_next: Next) -> None:
+        ctx.cancel = True
+        await call_next(ctx)
+
+    executions.clear()
+    result = await invoke(call_of("add", a=1, b=2), toolbox, filters=[veto])
+    assert (result.type, executions) == (ResultType.CANCELED, [])
+
+
+async def test_denied_by_rule():
+    result = await invoke(call_of("delete_note", note_id="1"), toolbox, policy=PermissionPolicy(deny=["delete_*"]))
+    assert result.payload() == {
+        "denied": {"tool": "delete_note", "reason": "the policy denies tools matching 'delete_*'"}
+    }
+
+
+async def test_denied_by_consent_handler():
+    async def no(request: ConsentRequest) -> ConsentAnswer:
+        return ConsentAnswer(False, reason="not now")
+
+    result = await invoke(call_of("shell_run", command="ls"), toolbox, policy=PermissionPolicy(consent=no))
+    assert result.payload() == {"denied": {"tool": "shell_run", "reason": "not now"}}
+
+
+async def test_denied_when_no_handler():
+    result = await run("shell_run", command="ls")
+    assert result.type is ResultType.DENIED
+    assert result.needs_followup
+
+
+async def test_allowed_by_consent_handler_runs():
+    async def yes(request: ConsentRequest) -> bool:
+        return True
+
+    result = await invoke(call_of("shell_run", command="ls"), toolbox, policy=PermissionPolicy(consent=yes))
+    assert result.data == "ran ls"
+
+
+async def test_repeated_identical_call_is_denied_without_asking_again():
+    asked: list[ConsentRequest] = []
+
+    async def no(request: ConsentRequest) -> bool:
+        asked.append(request)
+        return False
+
+    pipeline = Pipeline(toolbox, policy=PermissionPolicy(consent=no))
+    first = await pipeline.invoke(call_of("shell_run", "c1", command="rm x"), thread_id="t1")
+    second = await pipeline.invoke(call_of("shell_run", "c2", command="rm x"), thread_id="t1")
+    assert (first.type, second.type) == (ResultType.DENIED, ResultType.DENIED)
+    assert len(asked) == 1
+
+
+async def test_denied_call_never_reaches_the_filters():
+    seen: list[str] = []
+
+    async def record(ctx: InvocationContext, call_next: Next) -> None:
+        seen.append(ctx.tool_call.name)
+        await call_next(ctx)
+
+    await invoke(call_of("shell_run", command="ls"), toolbox, filters=[record])
+    assert seen == []
+
+
+# -- execution ---------------------------------------------------------------------------------
+
+
+async def test_sync_tool_runs_in_a_worker_thread():
+    @tool
+    def thread_id() -> int:
+        return threading.get_ident()
+
+    result = await invoke(call_of("thread_id"), Toolbox([thread_id]))
+    assert result.data != threading.get_ident()
+
+
+async def test_inline_sync_tool_runs_on_the_event_loop_thread():
+    @tool(inline=True)
+    def thread_id() -> int:
+        return threading.get_ident()
+
+    result = await invoke(call_of("thread_id"), Toolbox([thread_id]))
+    assert result.data == threading.get_ident()
+
+
+async def test_tool_context_is_filled_in():
+    result = await invoke(call_of("whoami", "c9"), toolbox, thread_id="t7")
+    assert result.data == {"call": "c9", "thread": "t7", "tool": "whoami"}
+
+
+# -- filters -----------------------------------------------------------------------------------
+
+
+def recording(label: str):
+    async def record(ctx: InvocationContext, call_next: Next) -> None:
+        ctx.properties.setdefault("order", []).append(f"{label}>")
+        await call_next(ctx)
+        ctx.properties["order"].append(f"<{label}")
+
+    return record
+
+
+async def test_filters_run_in_the_order_given_around_the_tool():
+    ctx = await Pipeline(toolbox, filters=[recording("a"), recording("b")]).run(call_of("add", a=1, b=2))
+    assert ctx.properties["order"] == ["a>", "b>", "<b", "<a"]
+
+
+async def test_filter_sees_the_permission_and_mode():
+    seen: list[tuple[Any, ...]] = []
+
+    async def inspect(ctx: InvocationContext, call_next: Next) -> None:
+        assert ctx.permission is not None
+        seen.append((ctx.mode, ctx.permission.decision, ctx.permission.source))
+        await call_next(ctx)
+
+    await invoke(call_of("get_weather", city="Oslo"), toolbox, filters=[inspect])
+    assert seen == [("read", "allow", "preset")]
+
+
+async def test_result_set_by_a_filter_short_circuits_the_tool():
+    async def cached(ctx: InvocationContext, call_next: Next) -> None:
+        ctx.result = ToolResult.ok(ctx.tool_call.id, 42)
+
+    executions.clear()
+    result = await invoke(call_of("add", a=1, b=2), toolbox, filters=[cached])
+    assert (result.data, executions) == (42, [])
+
+
+async def test_filter_sees_the_result_after_call_next():
+    outcomes: list[ResultType] = []
+
+    async def after(ctx: InvocationContext, call_next: Next) -> None:
+        await call_next(ctx)
+        assert ctx.result is not None
+        outcomes.append(ctx.result.type)
+
+    await invoke(call_of("hang"), toolbox, filters=[after])
+    assert outcomes == [ResultType.TIMEOUT]
+
+
+async def test_terminate_and_properties_are_visible_to_the_caller():
+    async def stop(ctx: InvocationContext, call_next: Next) -> None:
+        ctx.properties["seen"] = True
+        ctx.terminate = True
+        await call_next(ctx)
+
+    batch = await invoke_batch([call_of("add", a=1, b=2)], toolbox, filters=[stop])
+    assert batch.terminate
+    assert batch.contexts[0].properties == {"seen": True}
+
+
+async def test_failing_filter_becomes_an_error_result():
+    async def broken(ctx: InvocationContext, call_next: Next) -> None:
+        raise KeyError("oops")
+
+    result = await invoke(call_of("add", a=1, b=2), toolbox, filters=[broken])
+    assert result.error == "A filter failed while running 'add': KeyError: 'oops'"
+
+
+async def test_filter_that_swallows_the_call_gives_an_error():
+    async def swallow(ctx: InvocationContext, call_next: Next) -> None:
+        return None
+
+    result = await invoke(call_of("add", a=1, b=2), toolbox, filters=[swallow])
+    assert result.type is ResultType.ERROR
+    assert "neither called call_next nor set ctx.result" in (result.error or "")
+
+
+# -- batches -----------------------------------------------------------------------------------
+
+
+async def test_batch_indices():
+    indices: list[tuple[int, int, int]] = []
+
+    async def record(ctx: InvocationContext, call_next: Next) -> None:
+        indices.append((ctx.request_index, ctx.tool_index, ctx.tool_count))
+        await call_next(ctx)
+
+    calls = [call_of("add", f"c{i}", a=i, b=1) for i in range(3)]
+    await invoke_batch(calls, toolbox, filters=[record], request_index=4)
+    assert sorted(indices) == [(4, 0, 3), (4, 1, 3), (4, 2, 3)]
+
+
+async def test_batch_results_follow_the_model_order():
+    calls = [call_of("add", "c0", a=1, b=1), call_of("nope", "c1"), call_of("add", "c2", a="x", b=1)]
+    batch = await invoke_batch(calls, toolbox)
+    assert [result.call_id for result in batch.results] == ["c0", "c1", "c2"]
+    assert [result.error_code for result in batch.results] == [None, "unknown_tool", "invalid_parameters"]
+
+
+async def test_batch_runs_read_calls_concurrently():
+    arrived = 0
+    both_here = anyio.Event()
+
+    @tool
+    async def get_part(n: int) -> int:
+        nonlocal arrived
+        arrived += 1
+        if arrived == 2:
+            both_here.set()
+        await both_here.wait()  # would never return if the calls ran one after the other
+        return n
+
+    with anyio.fail_after(5):
+        batch = await invoke_batch([call_of("get_part", "a", n=1), call_of("get_part", "b", n=2)], Toolbox([get_part]))
+    assert [result.data for result in batch.results] == [1, 2]
+
+
+async def test_batch_runs_destructive_calls_alone_and_in_order():
+    active: list[str] = []
+    log: list[tuple[str, int]] = []
+
+    @tool
+    async def delete_row(row: str) -> str:
+        active.append(row)
+        log.append((row, len(active)))
+        await anyio.lowlevel.checkpoint()
+        active.remove(row)
+        return row
+
+    @tool
+    async def get_row(row: str) -> str:
+        active.append(row)
+        log.append((row, len(active)))
+        await anyio.lowlevel.checkpoint()
+        active.remove(row)
+        return row
+
+    calls = [
+        call_of("get_row", "c0", row="r1"),
+        call_of("delete_row", "c1", row="d1"),
+        call_of("delete_row", "c2", row="d2"),
+        call_of("get_row", "c3", row="r2"),
+    ]
+    await invoke_batch(calls, Toolbox([delete_row, get_row]))
+    assert log == [("r1", 1), ("d1", 1), ("d2", 1), ("r2", 1)]
+
+
+async def test_batch_concurrency_is_capped():
+    active = 0
+    peak = 0
+
+    @tool
+    async def get_item(n: int) -> int:
+        nonlocal active, peak
+        active += 1
+        peak = max(peak, active)
+        await anyio.lowlevel.checkpoint()
+        active -= 1
+        return n
+
+    pipeline = Pipeline(Toolbox([get_item]), max_concurrency=2)
+    await pipeline.invoke_batch([call_of("get_item", f"c{i}", n=i) for i in range(6)])
+    assert peak == 2
+
+
+@pytest.mark.parametrize("name", ["add", "add_sync"])
+async def test_sync_and_async_tools_give_the_same_result(name: str):
+    assert (await run(name, a=2, b=3)).data == 5
