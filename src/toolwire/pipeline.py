@@ -16,6 +16,7 @@ task running it is itself cancelled from outside.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
@@ -260,7 +261,11 @@ class Pipeline:
 
     async def _permit(self, ctx: InvocationContext, tool: Tool[..., Any], call: ToolCall) -> bool:
         """Set `ctx.permission`; on a denial or a cancel during consent, set the result too."""
-        if self.policy.decide(tool).decision is Decision.ASK:
+        permission = self.policy.decide(tool)
+        if permission.decision is Decision.ALLOW:
+            ctx.permission = permission
+            return True
+        if permission.decision is Decision.ASK:
             # Waiting for a person: the caller's cancellation must be able to end the wait.
             with CancelScope() as scope:
                 ctx.cancellation.attach(scope)
@@ -423,6 +428,13 @@ class Pipeline:
         return result
 
 
+@functools.cache
+def _default_policy() -> PermissionPolicy:
+    # Shared by `invoke()` calls without a policy: it has no consent handler, so it never stores
+    # an approval or a denial that one caller could see from another.
+    return PermissionPolicy()
+
+
 def _canceled(call: ToolCall, cancellation: Cancellation) -> ToolResult:
     return ToolResult.canceled(call.id, cancellation.reason or "Canceled", cancellation.by)
 
@@ -459,7 +471,7 @@ async def invoke(
         cancellation: Cancel it to end the call as Canceled by the user.
         **limits: `max_result_bytes`, `max_argument_bytes` (see `Pipeline`).
     """
-    pipeline = Pipeline(toolbox, policy=policy, filters=filters, **limits)
+    pipeline = Pipeline(toolbox, policy=policy or _default_policy(), filters=filters, **limits)
     return await pipeline.invoke(call, thread_id=thread_id, cancellation=cancellation)
 
 
@@ -475,7 +487,7 @@ async def invoke_batch(
     **limits: Any,
 ) -> Batch:
     """Run the calls of one model reply (see `Pipeline.invoke_batch`)."""
-    pipeline = Pipeline(toolbox, policy=policy, filters=filters, **limits)
+    pipeline = Pipeline(toolbox, policy=policy or _default_policy(), filters=filters, **limits)
     return await pipeline.invoke_batch(
         calls, thread_id=thread_id, cancellation=cancellation, request_index=request_index
     )
