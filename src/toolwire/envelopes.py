@@ -86,6 +86,9 @@ _PAYLOAD_KEYS: Final[Mapping[ResultType, str]] = MappingProxyType(
     {ResultType.CANCELED: "canceled", ResultType.TIMEOUT: "timeout", ResultType.DENIED: "denied"}
 )
 _TIMEOUT_MESSAGE = re.compile(r"timeout of (\d+)\s*ms")
+# `from_wire` reads these back from the standard messages, as the wire body has no payload field.
+_EFFECT_UNKNOWN_NOTE: Final = " (the tool could not be stopped; its effect is unknown)"
+_DENIED_MESSAGE = re.compile(r"Call to '(.*?)' was denied: (.*)", re.DOTALL)
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
@@ -326,7 +329,7 @@ class ToolResult:
         message = f"Tool execution exceeded timeout of {duration_ms}ms"
         if effect_unknown:
             detail["effectUnknown"] = True
-            message += " (the tool could not be stopped; its effect is unknown)"
+            message += _EFFECT_UNKNOWN_NOTE
         return cls(
             call_id=call_id,
             type=ResultType.TIMEOUT,
@@ -482,8 +485,14 @@ class ToolResult:
         Args:
             request_id: The id of the ToolUseRequest this answers; defaults to `call_id`.
                 A success value that is not a map travels as `{"value": ...}`.
+
+        Raises:
+            EnvelopeError: Neither `request_id` nor `call_id` is set.
         """
-        body: dict[str, Any] = {"id": request_id if request_id is not None else self.call_id}
+        request_id = request_id if request_id is not None else self.call_id
+        if not request_id:
+            raise EnvelopeError("a ToolUseResult needs the request id: pass request_id or set call_id")
+        body: dict[str, Any] = {"id": request_id}
         body["success"] = self.success
         if self.success:
             data: Any = self.data
@@ -502,7 +511,8 @@ class ToolResult:
             body: The decoded message body. The request is named by `requestId` when present,
                 else by `id`.
             call_id: The model's call id to bind the result to; defaults to the request id.
-            tool: The tool the request was for, recorded in a Denied payload.
+            tool: The tool the request was for, recorded in a Denied payload; without it, the tool
+                named by a standard denial message.
 
         Raises:
             EnvelopeError: A field is missing or of the wrong type.
@@ -525,11 +535,18 @@ class ToolResult:
         match result_type_for_code(code):
             case ResultType.TIMEOUT:
                 found = _TIMEOUT_MESSAGE.search(message)
-                data: Any = {"timeout": {"durationMs": int(found.group(1)) if found else None}}
+                detail: dict[str, Any] = {"durationMs": int(found.group(1)) if found else None}
+                if message.endswith(_EFFECT_UNKNOWN_NOTE):
+                    detail["effectUnknown"] = True
+                data: Any = {"timeout": detail}
             case ResultType.CANCELED:
                 data = {"canceled": {"reason": message, "by": "user"}}
             case ResultType.DENIED:
-                data = {"denied": {"tool": tool or "", "reason": message}}
+                denied = _DENIED_MESSAGE.fullmatch(message)
+                if denied is None:
+                    data = {"denied": {"tool": tool or "", "reason": message}}
+                else:
+                    data = {"denied": {"tool": tool or denied.group(1), "reason": denied.group(2)}}
             case _:
                 return cls.error(bound, message, code=code)
         return cls(
@@ -552,7 +569,7 @@ def is_terminal_result(result: ToolResult | Mapping[str, Any]) -> bool:
     if isinstance(result, ToolResult):
         return result.terminal or (not result.success and not result.needs_followup)
     followup = result.get("needsFollowup", result.get("needs_followup"))
-    return result.get("terminal") is True or (result.get("success") is not True and followup is not True)
+    return result.get("terminal") is True or (result.get("success") is False and followup is not True)
 
 
 _ENVELOPE_KEYS: Final = frozenset(

@@ -1,0 +1,454 @@
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import pytest
+
+from toolwire.envelopes import (
+    CODE_RESULT_TYPES,
+    DEFAULT_CODES,
+    ResultType,
+    ToolCall,
+    ToolResult,
+    is_terminal_result,
+    result_type_for_code,
+)
+from toolwire.errors import EnvelopeError
+
+CALL = {"id": "c_42", "name": "create_event", "arguments": {"title": "Lunch"}}
+
+
+def _same_bytes(a: Any, b: Any) -> bool:
+    """Equal as JSON values and in key order (MessagePack keeps the order of maps)."""
+    return msgpack.packb(a) == msgpack.packb(b)
+
+
+# -- ToolCall -----------------------------------------------------------------------------------------
+
+
+def test_tool_call_decodes_its_three_fields():
+    call = ToolCall.from_dict(CALL)
+    assert (call.id, call.name, call.arguments) == ("c_42", "create_event", {"title": "Lunch"})
+
+
+def test_tool_call_to_dict_is_id_name_arguments_in_order():
+    assert list(ToolCall.from_dict(CALL).to_dict()) == ["id", "name", "arguments"]
+
+
+def test_tool_call_rejects_unknown_field():
+    with pytest.raises(EnvelopeError, match="'traceId'"):
+        ToolCall.from_dict({**CALL, "traceId": "t1"})
+
+
+@pytest.mark.parametrize("missing", ["id", "name", "arguments"])
+def test_tool_call_rejects_missing_field(missing: str):
+    value = {key: item for key, item in CALL.items() if key != missing}
+    with pytest.raises(EnvelopeError, match=f"missing field.*'{missing}'"):
+        ToolCall.from_dict(value)
+
+
+@pytest.mark.parametrize("arguments", [["Lunch"], "title=Lunch", None, 3])
+def test_tool_call_rejects_non_object_arguments(arguments: Any):
+    with pytest.raises(EnvelopeError, match=r"ToolCall\.arguments"):
+        ToolCall.from_dict({**CALL, "arguments": arguments})
+
+
+@pytest.mark.parametrize("call_id", [42, None, True, ["c_42"], ""])
+def test_tool_call_rejects_non_string_id(call_id: Any):
+    with pytest.raises(EnvelopeError, match=r"ToolCall\.id"):
+        ToolCall.from_dict({**CALL, "id": call_id})
+
+
+@pytest.mark.parametrize("name", [7, None, ""])
+def test_tool_call_rejects_non_string_name(name: Any):
+    with pytest.raises(EnvelopeError, match=r"ToolCall\.name"):
+        ToolCall.from_dict({**CALL, "name": name})
+
+
+def test_tool_call_rejects_non_object():
+    with pytest.raises(EnvelopeError, match="ToolCall must be a JSON object"):
+        ToolCall.from_dict([CALL])
+
+
+def test_envelope_error_is_a_value_error():
+    with pytest.raises(ValueError):
+        ToolCall.from_dict({})
+
+
+# -- ResultType ---------------------------------------------------------------------------------------
+
+
+def test_result_type_values_are_seed_000s():
+    assert {member.name: member.value for member in ResultType} == {
+        "SUCCESS": 0,
+        "ERROR": 1,
+        "CANCELED": 2,
+        "TIMEOUT": 3,
+        "DENIED": 4,
+    }
+
+
+def test_unknown_type_value_decodes_as_error_and_keeps_raw_number():
+    result = ToolResult.from_dict({"success": False, "type": 9, "error": "from a newer version"})
+    assert result.type is ResultType.ERROR
+    assert result.raw_type == 9
+
+
+def test_unknown_type_value_is_re_encoded():
+    value = {"type": 9, "success": False, "error": "from a newer version"}
+    assert _same_bytes(ToolResult.from_dict(value).to_dict(), value)
+
+
+@pytest.mark.parametrize(
+    ("success", "type_value"),
+    [(True, 1), (True, 3), (True, 9), (False, 0)],
+    ids=["success-error", "success-timeout", "success-unknown", "failure-success"],
+)
+def test_success_contradicting_type_is_rejected(success: bool, type_value: int):
+    with pytest.raises(EnvelopeError, match="success"):
+        ToolResult.from_dict({"success": success, "type": type_value})
+
+
+@pytest.mark.parametrize("type_value", ["1", 1.0, True])
+def test_non_integer_type_is_rejected(type_value: Any):
+    with pytest.raises(EnvelopeError, match=r"ToolResult\.type"):
+        ToolResult.from_dict({"success": False, "type": type_value})
+
+
+def test_tool_result_without_success_is_rejected():
+    with pytest.raises(EnvelopeError, match="'success'"):
+        ToolResult.from_dict({"message": "hi"})
+
+
+def test_type_is_written_only_when_success_does_not_imply_it():
+    assert "type" not in ToolResult.ok("c", 1).to_dict()
+    assert "type" not in ToolResult.error("c", "boom").to_dict()
+    assert ToolResult.timeout("c", 10).to_dict()["type"] == 3
+
+
+# -- extra fields -------------------------------------------------------------------------------------
+
+
+def test_unknown_tool_result_fields_are_kept():
+    result = ToolResult.from_dict({"success": True, "durationMs": 12, "trace": {"span": "s1"}})
+    assert dict(result.extra) == {"durationMs": 12, "trace": {"span": "s1"}}
+
+
+def test_unknown_tool_result_fields_are_re_emitted():
+    value = {"success": True, "message": "done", "durationMs": 12, "trace": {"span": "s1"}}
+    assert _same_bytes(ToolResult.from_dict(value).to_dict(), value)
+
+
+# -- constructors and seed 000's payloads -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [{"answer": 42.5}, "text", 3, [1, 2], None, True])
+def test_ok_payload_is_the_value(value: Any):
+    assert ToolResult.ok("c", value).payload() == value
+
+
+def test_error_payload_is_seed_000s():
+    result = ToolResult.error("c", "...", code="OPTIONAL_CODE", error_type="OptionalType")
+    expected = {"error": {"message": "...", "code": "OPTIONAL_CODE", "type": "OptionalType"}}
+    assert _same_bytes(result.payload(), expected)
+
+
+def test_error_payload_omits_type_when_unset_and_defaults_the_code():
+    assert ToolResult.error("c", "boom").payload() == {"error": {"message": "boom", "code": "execution_error"}}
+
+
+@pytest.mark.parametrize("by", ["user", "policy", "system"])
+def test_canceled_payload_is_seed_000s(by: Any):
+    result = ToolResult.canceled("c", "...", by)
+    assert _same_bytes(result.payload(), {"canceled": {"reason": "...", "by": by}})
+
+
+def test_canceled_rejects_an_unknown_canceller():
+    with pytest.raises(ValueError, match="by must be one of"):
+        ToolResult.canceled("c", "...", "model")  # pyright: ignore[reportArgumentType]
+
+
+def test_timeout_payload_is_seed_000s():
+    assert _same_bytes(ToolResult.timeout("c", 30000).payload(), {"timeout": {"durationMs": 30000}})
+
+
+def test_timeout_with_unknown_effect_says_so_inside_the_timeout_object():
+    result = ToolResult.timeout("c", 30000, effect_unknown=True)
+    assert _same_bytes(result.payload(), {"timeout": {"durationMs": 30000, "effectUnknown": True}})
+
+
+def test_denied_payload_is_seed_000s():
+    assert _same_bytes(ToolResult.denied("c", "...", "...").payload(), {"denied": {"tool": "...", "reason": "..."}})
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        ToolResult.error("c", "boom", code="unknown_tool"),
+        ToolResult.canceled("c", "stopped", "system"),
+        ToolResult.timeout("c", 5000),
+        ToolResult.denied("c", "delete_file", "not allowed"),
+    ],
+    ids=["error", "canceled", "timeout", "denied"],
+)
+def test_every_failure_sets_the_error_string(result: ToolResult):
+    assert isinstance(result.error, str) and result.error
+
+
+@pytest.mark.parametrize("type_", [ResultType.CANCELED, ResultType.TIMEOUT, ResultType.DENIED])
+def test_failure_without_its_payload_is_rejected(type_: ResultType):
+    with pytest.raises(EnvelopeError, match=type_.name):
+        ToolResult(call_id="c", type=type_, error="x")
+
+
+# -- ToolResult.error: constructor and field ----------------------------------------------------------
+
+
+def test_error_on_the_class_builds_an_error_result():
+    result = ToolResult.error("c_1", "boom", code="invalid_parameters")
+    assert isinstance(result, ToolResult)
+    assert (result.call_id, result.type, result.error_code) == ("c_1", ResultType.ERROR, "invalid_parameters")
+
+
+def test_error_on_an_instance_is_the_string():
+    assert ToolResult.error("c_1", "boom").error == "boom"
+    assert ToolResult.ok("c_1", 1).error is None
+
+
+def test_error_field_round_trips_through_dict():
+    result = ToolResult.from_dict({"success": False, "error": "Invalid date format"})
+    assert result.error == "Invalid date format"
+    assert result.to_dict()["error"] == "Invalid date format"
+
+
+def test_error_constructor_failures_ask_for_followup_unless_terminal():
+    assert ToolResult.error("c", "boom").needs_followup is True
+    terminal = ToolResult.error("c", "boom", terminal=True)
+    assert (terminal.terminal, terminal.needs_followup) == (True, False)
+
+
+# -- success and type ---------------------------------------------------------------------------------
+
+ONE_OF_EACH = {
+    ResultType.SUCCESS: ToolResult.ok("c", {"a": 1}),
+    ResultType.ERROR: ToolResult.error("c", "boom"),
+    ResultType.CANCELED: ToolResult.canceled("c", "stop", "user"),
+    ResultType.TIMEOUT: ToolResult.timeout("c", 1000),
+    ResultType.DENIED: ToolResult.denied("c", "t", "no"),
+}
+
+
+@pytest.mark.parametrize("type_", list(ResultType), ids=lambda t: t.name)
+def test_success_is_true_exactly_when_type_is_success(type_: ResultType):
+    result = ONE_OF_EACH[type_]
+    assert result.type is type_
+    assert result.success is (type_ is ResultType.SUCCESS)
+    assert result.to_dict()["success"] is (type_ is ResultType.SUCCESS)
+    assert result.to_wire()["success"] is (type_ is ResultType.SUCCESS)
+
+
+@pytest.mark.parametrize("type_", list(ResultType), ids=lambda t: t.name)
+def test_every_constructor_round_trips_through_dict(type_: ResultType):
+    result = ONE_OF_EACH[type_]
+    assert ToolResult.from_dict(result.to_dict()) == result
+
+
+# -- is_terminal_result (seed 002) --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("result", "terminal"),
+    [
+        (ToolResult.ok("c", 1), False),
+        (ToolResult.ok("c", 1, terminal=True), True),
+        (ToolResult.error("c", "boom"), False),
+        (ToolResult.error("c", "boom", needs_followup=False), True),
+        (ToolResult.error("c", "boom", terminal=True), True),
+        (ToolResult.canceled("c", "stop", "user"), True),
+        (ToolResult.canceled("c", "stop", "policy"), False),
+        (ToolResult.timeout("c", 1000, needs_followup=False), True),
+    ],
+    ids=[
+        "success",
+        "success-terminal",
+        "failure-followup",
+        "failure-no-followup",
+        "failure-terminal",
+        "canceled-by-user",
+        "canceled-by-policy",
+        "timeout-no-followup",
+    ],
+)
+def test_is_terminal_result_for_tool_result(result: ToolResult, terminal: bool):
+    assert is_terminal_result(result) is terminal
+
+
+@pytest.mark.parametrize(
+    ("value", "terminal"),
+    [
+        ({"success": True}, False),
+        ({"success": True, "terminal": True}, True),
+        ({"success": True, "needsFollowup": False}, False),
+        ({"success": False}, True),
+        ({"success": False, "needsFollowup": True}, False),
+        ({"success": False, "needs_followup": True}, False),
+        ({"success": False, "needsFollowup": False}, True),
+        ({"success": False, "needs_followup": False}, True),
+        ({"success": False, "needsFollowup": True, "terminal": True}, True),
+        ({"terminal": False}, False),
+    ],
+    ids=[
+        "success",
+        "success-terminal",
+        "success-no-followup",
+        "failure",
+        "failure-followup-camel",
+        "failure-followup-snake",
+        "failure-no-followup-camel",
+        "failure-no-followup-snake",
+        "terminal-beats-followup",
+        "success-absent-is-not-false",
+    ],
+)
+def test_is_terminal_result_for_dict(value: dict[str, Any], terminal: bool):
+    assert is_terminal_result(value) is terminal
+
+
+# -- the ToolUseResult wire body ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [42, "text", [1, 2], True, 4.5])
+def test_to_wire_wraps_a_non_map_success_value(value: Any):
+    assert ToolResult.ok("c", value).to_wire() == {"id": "c", "success": True, "result": {"value": value}}
+
+
+def test_to_wire_sends_a_map_success_value_as_is():
+    assert ToolResult.ok("c", {"answer": 42.5}).to_wire()["result"] == {"answer": 42.5}
+
+
+def test_to_wire_omits_result_when_there_is_no_value():
+    assert ToolResult.ok("c", None).to_wire() == {"id": "c", "success": True}
+
+
+def test_to_wire_uses_the_request_id_when_given():
+    assert ToolResult.ok("model_call_1", 1).to_wire("req_9")["id"] == "req_9"
+
+
+def test_from_wire_accepts_request_id():
+    assert ToolResult.from_wire({"requestId": "req_1", "success": True}).call_id == "req_1"
+
+
+def test_from_wire_prefers_request_id_over_id():
+    assert ToolResult.from_wire({"id": "other", "requestId": "req_1", "success": True}).call_id == "req_1"
+
+
+def test_from_wire_binds_the_given_call_id():
+    assert ToolResult.from_wire({"id": "req_1", "success": True}, call_id="c_42").call_id == "c_42"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"success": True}, {"id": 5, "success": True}, {"id": "r"}, {"id": "r", "success": "yes"}],
+    ids=["no-id", "numeric-id", "no-success", "string-success"],
+)
+def test_from_wire_rejects_a_malformed_body(body: dict[str, Any]):
+    with pytest.raises(EnvelopeError, match="ToolUseResult"):
+        ToolResult.from_wire(body)
+
+
+def test_from_wire_rejects_a_non_map_result():
+    with pytest.raises(EnvelopeError, match=r"ToolUseResult\.result"):
+        ToolResult.from_wire({"id": "r", "success": True, "result": [1]})
+
+
+def test_from_wire_recovers_duration_from_the_standard_timeout_message():
+    body = {
+        "id": "toolreq_def456",
+        "success": False,
+        "errorCode": "timeout",
+        "errorMessage": "Tool execution exceeded timeout of 5000ms",
+    }
+    result = ToolResult.from_wire(body)
+    assert result.type is ResultType.TIMEOUT
+    assert result.payload() == {"timeout": {"durationMs": 5000}}
+
+
+def test_from_wire_timeout_without_a_standard_message_has_no_duration():
+    result = ToolResult.from_wire({"id": "r", "success": False, "errorCode": "timeout", "errorMessage": "slow"})
+    assert result.payload() == {"timeout": {"durationMs": None}}
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        ToolResult.ok("c", {"a": 1}),
+        ToolResult.error("c", "boom", code="invalid_parameters"),
+        ToolResult.timeout("c", 5000),
+        ToolResult.timeout("c", 5000, effect_unknown=True),
+        ToolResult.denied("c", "delete_file", "the user said no"),
+    ],
+    ids=["success", "error", "timeout", "timeout-effect-unknown", "denied"],
+)
+def test_from_wire_inverts_to_wire(result: ToolResult):
+    assert ToolResult.from_wire(result.to_wire()) == result
+
+
+def test_from_wire_cannot_recover_who_canceled():
+    # The wire body has no field for it; a canceled result always reads back as canceled by the user.
+    result = ToolResult.from_wire(ToolResult.canceled("c", "shutdown", "system").to_wire())
+    assert result.payload() == {"canceled": {"reason": "shutdown", "by": "user"}}
+
+
+# -- wire codes ---------------------------------------------------------------------------------------
+
+
+def test_code_table_holds_seed_001s_codes_and_toolwires_own():
+    assert set(CODE_RESULT_TYPES) == {
+        "unknown_tool",
+        "timeout",
+        "execution_error",
+        "invalid_parameters",
+        "canceled",
+        "denied",
+        "client_disconnected",
+        "result_too_large",
+    }
+
+
+@pytest.mark.parametrize(("code", "type_"), list(CODE_RESULT_TYPES.items()))
+def test_every_code_maps_to_its_type(code: str, type_: ResultType):
+    assert result_type_for_code(code) is type_
+    body = {"id": "r", "success": False, "errorCode": code, "errorMessage": "m"}
+    assert ToolResult.from_wire(body).type is type_
+
+
+@pytest.mark.parametrize("code", ["quota_exceeded", "", "TIMEOUT"])
+def test_custom_codes_are_errors(code: str):
+    assert result_type_for_code(code) is ResultType.ERROR
+
+
+def test_custom_code_survives_the_wire():
+    body = {"id": "r", "success": False, "errorCode": "quota_exceeded", "errorMessage": "m"}
+    result = ToolResult.from_wire(body)
+    assert (result.type, result.error_code, result.to_wire()) == (ResultType.ERROR, "quota_exceeded", body)
+
+
+@pytest.mark.parametrize("type_", [t for t in ResultType if t is not ResultType.SUCCESS], ids=lambda t: t.name)
+def test_every_failed_type_has_a_default_code_of_its_own_type(type_: ResultType):
+    assert result_type_for_code(DEFAULT_CODES[type_]) is type_
+
+
+def test_success_has_no_default_code():
+    assert ResultType.SUCCESS not in DEFAULT_CODES
+    assert ToolResult.ok("c", 1).wire_code is None
+
+
+@pytest.mark.parametrize("type_", [t for t in ResultType if t is not ResultType.SUCCESS], ids=lambda t: t.name)
+def test_each_constructor_sends_its_types_default_code(type_: ResultType):
+    assert ONE_OF_EACH[type_].to_wire()["errorCode"] == DEFAULT_CODES[type_]
+
+
+def test_to_wire_without_any_id_is_refused():
+    with pytest.raises(EnvelopeError, match="needs the request id"):
+        ToolResult.ok(None, 1).to_wire()
