@@ -25,6 +25,7 @@ from toolwire import (
     tool,
 )
 from toolwire.pipeline import Next
+from toolwire.policy import MemoryApprovalStore
 
 
 class Weather(BaseModel):
@@ -550,3 +551,28 @@ async def test_batch_concurrency_is_capped():
 @pytest.mark.parametrize("name", ["add", "add_sync"])
 async def test_sync_and_async_tools_give_the_same_result(name: str):
     assert (await run(name, a=2, b=3)).data == 5
+
+
+async def test_arguments_without_json_form_are_denied_when_consent_is_needed():
+    async def yes(request: ConsentRequest) -> bool:
+        return True
+
+    @tool
+    def local_scale(x: float) -> float:
+        return x
+
+    call = call_of("local_scale", x=float("nan"))
+    result = await invoke(call, Toolbox([local_scale]), policy=PermissionPolicy(consent=yes))
+    assert result.type is ResultType.DENIED
+    assert "the permission check failed (ValueError" in (result.error or "")
+
+
+async def test_failing_approval_store_denies_the_call():
+    class BrokenStore(MemoryApprovalStore):
+        async def find_denial(self, thread_id: str | None, tool: str, args_hash: str) -> str | None:
+            raise ConnectionError("store unreachable")
+
+    result = await invoke(call_of("shell_run", command="ls"), toolbox, policy=PermissionPolicy(store=BrokenStore()))
+    assert result.payload() == {
+        "denied": {"tool": "shell_run", "reason": "the permission check failed (ConnectionError: store unreachable)"}
+    }

@@ -11,6 +11,10 @@ from .envelopes import is_terminal_result as is_terminal_result
 from .errors import ToolError as ToolError
 from .errors import ToolwireError as ToolwireError
 from .errors import UsageError as UsageError
+from .filters import Audit as Audit
+from .filters import Cache as Cache
+from .filters import RateLimit as RateLimit
+from .filters import Retry as Retry
 from .modes import ToolMode as ToolMode
 from .modes import decide_tool_mode as decide_tool_mode
 from .pipeline import Batch as Batch
@@ -30,14 +34,18 @@ from .tools import tool as tool
 __version__ = "0.1.0"
 
 __all__ = [
+    "Audit",
     "Batch",
+    "Cache",
     "Cancellation",
     "ConsentAnswer",
     "ConsentRequest",
     "InvocationContext",
     "PermissionPolicy",
     "Pipeline",
+    "RateLimit",
     "ResultType",
+    "Retry",
     "Tool",
     "ToolCall",
     "ToolContext",

@@ -265,7 +265,7 @@ class Pipeline:
         if permission.decision is Decision.ALLOW:
             ctx.permission = permission
             return True
-        if permission.decision is Decision.ASK:
+        try:
             # Waiting for a person: the caller's cancellation must be able to end the wait.
             with CancelScope() as scope:
                 ctx.cancellation.attach(scope)
@@ -273,11 +273,13 @@ class Pipeline:
                     ctx.permission = await self.policy.check(call, tool, ctx.thread_id)
                 finally:
                     ctx.cancellation.detach(scope)
-            if ctx.permission is None:
-                ctx.result = _canceled(call, ctx.cancellation)
-                return False
-        else:
-            ctx.permission = await self.policy.check(call, tool, ctx.thread_id)
+        except Exception as exc:  # a failing policy or approval store must not let the call through
+            _log.exception("the permission check failed on call %s of tool %s", call.id, tool.name)
+            reason = f"the permission check failed ({type(exc).__name__}: {exc})"
+            ctx.permission = Permission(Decision.DENY, reason, "error")
+        if ctx.permission is None:
+            ctx.result = _canceled(call, ctx.cancellation)
+            return False
         if not ctx.permission.allowed:
             ctx.result = ToolResult.denied(call.id, tool.name, ctx.permission.reason)
             return False
