@@ -10,6 +10,7 @@ ToolwireError
 ├── EnvelopeError     a ToolCall / ToolResult in JSON or wire form has the wrong shape (also a ValueError)
 ├── InvalidArguments  a call's arguments do not match the tool's parameters (also a ValueError)
 ├── ToolError         raised inside a tool: becomes an Error result with its own code and message
+├── ProviderError     a model provider could not be reached or refused a request
 └── CallCanceled      raised by `ToolContext.check_cancelled()` once the call was canceled or timed out
 ```
 """
@@ -22,6 +23,7 @@ __all__ = [
     "CallCanceled",
     "EnvelopeError",
     "InvalidArguments",
+    "ProviderError",
     "ToolError",
     "ToolwireError",
     "UsageError",
@@ -89,3 +91,13 @@ class InvalidArguments(ToolwireError, ValueError):
         self.tool = tool
         self.problems = problems
         super().__init__(f"Invalid arguments for tool '{tool}': " + "; ".join(problems))
+
+
+class ProviderError(ToolwireError):
+    """A model provider could not be reached or refused a request; the message says what to check."""
+
+    def __init__(self, provider: str, message: str, *, status: int | None = None) -> None:
+        self.provider = provider
+        self.status = status
+        prefix = f"{provider} returned HTTP {status}" if status is not None else provider
+        super().__init__(f"{prefix}: {message}")

@@ -1,0 +1,115 @@
+"""The `Model` interface the loop drives, and what flows through it.
+
+A model adapter implements one method, `stream(request)`: it yields `TextDelta`s as the answer
+arrives and ends with exactly one `ModelResponse` holding the whole text, the tool calls (complete
+and parsed), the usage and why it stopped. Vendor types never leave their adapter module.
+
+Adapters: `toolwire.testing.ScriptedModel` and `FunctionModel` (tests), `models.openai`
+(OpenAI-compatible Chat Completions), `models.anthropic` (Anthropic Messages) and
+`models.llamacpp` (a local GGUF model through llama-cpp-python).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Literal, Protocol
+
+from ..envelopes import ToolCall
+from ..errors import UsageError
+from ..messages import Message, ToolDefinition, Usage
+
+__all__ = [
+    "Model",
+    "ModelEvent",
+    "ModelRequest",
+    "ModelResponse",
+    "TextDelta",
+    "ToolChoice",
+    "collect",
+    "import_extra",
+]
+
+ToolChoice = Literal["auto", "none", "required"] | str
+"""`auto` (the model decides), `none`, `required` (some tool), or the name of one tool to call."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRequest:
+    """One request to a model: the conversation so far and the tools it may call."""
+
+    system: str
+    """The system prompt (the agent's instructions and what the tools add)."""
+    messages: Sequence[Message]
+    """The transcript to answer, oldest first; tool calls are always followed by their results."""
+    tools: Sequence[ToolDefinition] = ()
+    """The tools offered on this turn."""
+    tool_choice: ToolChoice = "auto"
+    request_index: int = 0
+    """Zero-based index of this request within the run."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the answer's text, as it streams."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelResponse:
+    """The complete response: text, tool calls, usage. Always the last event of a stream."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=lambda: Usage(requests=1))
+    finish_reason: str | None = None
+    """Why the model stopped, as the provider said it (`stop`, `tool_calls`, `length`, ...)."""
+    model_name: str | None = None
+
+
+ModelEvent = TextDelta | ModelResponse
+
+
+class Model(Protocol):
+    """A chat model that can call tools."""
+
+    @property
+    def name(self) -> str:
+        """A name for logs and the UI, e.g. `openai:gpt-4o-mini`."""
+        ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Answer `request`: yield `TextDelta`s, then exactly one `ModelResponse`.
+
+        Raises:
+            ProviderError: The model could not be reached or refused the request.
+        """
+        ...
+
+
+def import_extra(module: str, extra: str) -> ModuleType:
+    """Import an optional dependency, or fail with the `pip install` line that provides it.
+
+    Raises:
+        UsageError: The module is not installed.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise UsageError(
+            f"this feature needs the '{extra}' extra: pip install 'toolwire[{extra}]' ({exc})"
+        ) from exc
+
+
+async def collect(stream: AsyncIterator[ModelEvent]) -> ModelResponse:
+    """Drain a model stream and return its final `ModelResponse`."""
+    response: ModelResponse | None = None
+    async for event in stream:
+        if isinstance(event, ModelResponse):
+            response = event
+    if response is None:
+        raise UsageError("the model's stream ended without a ModelResponse")
+    return response

@@ -1,0 +1,107 @@
+"""The `Store` interface: threads, transcripts, the call ledger, approvals and grants.
+
+The loop writes through a `Store` so that a thread can continue in another process and nothing is
+lost in a crash:
+
+- the transcript of each thread (append-only);
+- the call ledger: every call is recorded PENDING *before* it runs (write-ahead) and ends
+  TERMINAL with its result; the first terminal result written wins, later ones are refused;
+- approvals, "always" grants and remembered denials (the `ApprovalStore` part).
+
+Implementations: `MemoryStore` (one process, the default), `SqliteStore` (one file, WAL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Protocol
+
+from ..envelopes import ToolCall, ToolResult
+from ..messages import Message
+from ..policy import ApprovalStore
+
+__all__ = ["CallState", "LedgerEntry", "Store"]
+
+
+class CallState(StrEnum):
+    """Where a call is in its life; it only moves forward."""
+
+    PENDING = "pending"
+    """Recorded, not yet started."""
+    AWAITING_APPROVAL = "awaiting_approval"
+    """Waiting for a person's consent."""
+    DISPATCHED = "dispatched"
+    """Running (in process, or sent to the client that executes it)."""
+    TERMINAL = "terminal"
+    """Has its one result."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LedgerEntry:
+    """One call in the ledger."""
+
+    thread_id: str
+    call: ToolCall
+    request_index: int
+    state: CallState = CallState.PENDING
+    execution: str = "server"
+    """`server` (run in process) or `client` (sent to a client to run)."""
+    mode: str = "external"
+    """The tool's `ToolMode` value when the call was recorded."""
+    deadline: float | None = None
+    """Absolute wall-clock deadline (seconds since the epoch), so a restart does not reset it."""
+    result: ToolResult | None = None
+
+    def finished(self, result: ToolResult) -> LedgerEntry:
+        """Return this entry TERMINAL with `result`."""
+        return replace(self, state=CallState.TERMINAL, result=result)
+
+
+class Store(ApprovalStore, Protocol):
+    """Persistent state of threads. Every method is safe to call from the event loop."""
+
+    async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
+        """Create the thread if it does not exist; True if it was created now."""
+        ...
+
+    async def thread_principal(self, thread_id: str) -> str | None:
+        """Return the principal that owns the thread (None for none or an unknown thread)."""
+        ...
+
+    async def thread_exists(self, thread_id: str) -> bool:
+        """Tell whether the thread exists."""
+        ...
+
+    async def load_messages(self, thread_id: str) -> list[Message]:
+        """Return the thread's transcript, oldest first (empty for a new thread)."""
+        ...
+
+    async def append_messages(self, thread_id: str, messages: Sequence[Message]) -> None:
+        """Append messages to the thread's transcript, atomically."""
+        ...
+
+    async def record_calls(self, entries: Sequence[LedgerEntry]) -> None:
+        """Write calls to the ledger before they run (write-ahead); existing ids are kept."""
+        ...
+
+    async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
+        """Move a non-terminal call forward (e.g. to DISPATCHED); never out of TERMINAL."""
+        ...
+
+    async def complete_call(self, thread_id: str, call_id: str, result: ToolResult) -> bool:
+        """Record the call's result; True if this was the first terminal result (it wins)."""
+        ...
+
+    async def get_call(self, thread_id: str, call_id: str) -> LedgerEntry | None:
+        """Return the ledger entry of a call."""
+        ...
+
+    async def open_calls(self, thread_id: str) -> list[LedgerEntry]:
+        """Return the thread's calls that are not TERMINAL, in the order they were recorded."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the store's resources."""
+        ...
