@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final
 
@@ -30,15 +32,20 @@ from pydantic_core import PydanticSerializationError, to_json, to_jsonable_pytho
 from .envelopes import ToolCall, ToolResult
 from .errors import InvalidArguments, ToolError
 from .modes import ToolMode
-from .policy import Decision, Permission, PermissionPolicy
+from .policy import ConsentRequest, Decision, Permission, PermissionPolicy
 from .tools import Cancellation, Tool, Toolbox, ToolContext
 
 __all__ = [
     "Batch",
+    "CallEvent",
+    "ConsentRequested",
     "Filter",
     "InvocationContext",
     "Next",
+    "Observer",
     "Pipeline",
+    "ToolCallFinished",
+    "ToolCallStarted",
     "compose",
     "invoke",
     "invoke_batch",
@@ -60,10 +67,12 @@ class InvocationContext:
     """
 
     __slots__ = (
+        "_announced",
         "arguments",
         "cancel",
         "cancellation",
         "mode",
+        "observer",
         "permission",
         "properties",
         "request_index",
@@ -86,6 +95,7 @@ class InvocationContext:
         tool_index: int = 0,
         tool_count: int = 1,
         properties: dict[str, Any] | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.tool_call = tool_call
         """The call the model requested."""
@@ -115,6 +125,16 @@ class InvocationContext:
         """Set to end the tool-calling loop after the current batch."""
         self.cancellation = cancellation
         """The caller's cancellation; `cancellation.cancelled` tells whether the run is stopping."""
+        self.observer = observer
+        """Told when the call starts, asks for consent and finishes."""
+        self._announced = False
+
+    def announce(self) -> None:
+        """Tell the observer, once, that the call starts (with its mode and decision so far)."""
+        if self.observer is not None and not self._announced:
+            self._announced = True
+            decision = None if self.permission is None else self.permission.decision
+            self.observer(ToolCallStarted(self.tool_call, self.mode, decision, self.request_index, self.tool_index))
 
     def __repr__(self) -> str:
         return (
@@ -122,6 +142,39 @@ class InvocationContext:
             f"index={self.request_index}.{self.tool_index}/{self.tool_count} result={self.result!r}>"
         )
 
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """A call passed the policy and is about to run (or ended before it could: then `decision` is None)."""
+
+    call: ToolCall
+    mode: ToolMode | None
+    decision: Decision | None
+    request_index: int
+    tool_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConsentRequested:
+    """The policy is asking a person whether a call may run."""
+
+    request: ConsentRequest
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    """A call has its one result."""
+
+    call: ToolCall
+    result: ToolResult
+    duration_ms: float
+    request_index: int
+    tool_index: int
+
+
+CallEvent = ToolCallStarted | ConsentRequested | ToolCallFinished
+Observer = Callable[[CallEvent], None]
+"""Told about every call as it starts, asks for consent and finishes (e.g. to stream progress)."""
 
 Next = Callable[[InvocationContext], Awaitable[None]]
 """The rest of the chain: the next filter, and finally the tool."""
@@ -220,32 +273,57 @@ class Pipeline:
         request_index: int = 0,
         tool_index: int = 0,
         tool_count: int = 1,
+        observer: Observer | None = None,
     ) -> InvocationContext:
-        """Run one call and return its finished context (`result`, `terminate`, `properties`)."""
-        cancellation = Cancellation() if cancellation is None else cancellation
+        """Run one call and return its finished context (`result`, `terminate`, `properties`).
+
+        Args:
+            call: The model's call.
+            thread_id: The conversation, for approvals, caches and the tool's context.
+            cancellation: Cancel it to end the call as Canceled by the user.
+            request_index: Index of the model request whose reply held the call.
+            tool_index: Position of the call in its batch.
+            tool_count: Number of calls in the batch.
+            observer: Told when the call starts, asks for consent and finishes.
+        """
         ctx = InvocationContext(
             call,
             thread_id=thread_id,
-            cancellation=cancellation,
+            cancellation=Cancellation() if cancellation is None else cancellation,
             request_index=request_index,
             tool_index=tool_index,
             tool_count=tool_count,
+            observer=observer,
         )
+        if observer is None:
+            await self._run(ctx)
+            return ctx
+        started = time.perf_counter()
+        await self._run(ctx)
+        ctx.announce()
+        assert ctx.result is not None
+        duration_ms = (time.perf_counter() - started) * 1000
+        observer(ToolCallFinished(call, ctx.result, duration_ms, request_index, tool_index))
+        return ctx
+
+    async def _run(self, ctx: InvocationContext) -> None:
+        call, cancellation = ctx.tool_call, ctx.cancellation
         if cancellation.cancelled:
             ctx.result = _canceled(call, cancellation)
-            return ctx
+            return
         tool = self.toolbox.get(call.name)
         if tool is None:
             ctx.result = self._unknown_tool(call)
-            return ctx
+            return
         ctx.tool, ctx.mode = tool, tool.mode
         try:
             ctx.arguments = self._validate(tool, call)
         except InvalidArguments as exc:
             ctx.result = ToolResult.error(call.id, str(exc), code="invalid_parameters")
-            return ctx
+            return
         if not await self._permit(ctx, tool, call):
-            return ctx
+            return
+        ctx.announce()
         try:
             await self._chain(ctx)
         except Exception as exc:
@@ -257,7 +335,6 @@ class Pipeline:
             ctx.result = (
                 ToolResult.canceled(call.id, "A filter canceled the call", "policy") if ctx.cancel else _no_result(ctx)
             )
-        return ctx
 
     async def _permit(self, ctx: InvocationContext, tool: Tool[..., Any], call: ToolCall) -> bool:
         """Set `ctx.permission`; on a denial or a cancel during consent, set the result too."""
@@ -270,7 +347,9 @@ class Pipeline:
             with CancelScope() as scope:
                 ctx.cancellation.attach(scope)
                 try:
-                    ctx.permission = await self.policy.check(call, tool, ctx.thread_id)
+                    ctx.permission = await self.policy.check(
+                        call, tool, ctx.thread_id, on_ask=ctx.observer and _asker(ctx.observer)
+                    )
                 finally:
                     ctx.cancellation.detach(scope)
         except Exception as exc:  # a failing policy or approval store must not let the call through
@@ -292,6 +371,7 @@ class Pipeline:
         thread_id: str | None = None,
         cancellation: Cancellation | None = None,
         request_index: int = 0,
+        observer: Observer | None = None,
     ) -> Batch:
         """Run the calls of one model reply and return their results in the given order.
 
@@ -312,6 +392,7 @@ class Pipeline:
                     request_index=request_index,
                     tool_index=index,
                     tool_count=count,
+                    observer=observer,
                 )
 
         start = 0
@@ -428,6 +509,10 @@ class Pipeline:
                 code="result_too_large",
             )
         return result
+
+
+def _asker(observer: Observer) -> Callable[[ConsentRequest], None]:
+    return lambda request: observer(ConsentRequested(request))
 
 
 @functools.cache

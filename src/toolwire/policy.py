@@ -291,19 +291,39 @@ class PermissionPolicy:
             return Permission(Decision.ASK, "local tools ask for consent", "preset")
         return Permission(Decision.ALLOW, f"{mode} tools run under the {self.preset} preset", "preset")
 
-    async def check(self, call: ToolCall, tool: ToolInfo, thread_id: str | None = None) -> Permission:
+    async def check(
+        self,
+        call: ToolCall,
+        tool: ToolInfo,
+        thread_id: str | None = None,
+        *,
+        on_ask: Callable[[ConsentRequest], None] | None = None,
+    ) -> Permission:
         """Decide for one call and resolve an Ask; the result is Allow or Deny.
 
         Call it once per call, right before the call would run: a one-time approval is used up.
+
+        Args:
+            call: The call.
+            tool: The tool it would run.
+            thread_id: The conversation (approvals, grants and denials are per thread).
+            on_ask: Told right before the consent handler is asked (for progress events).
         """
         permission = self.decide(tool)
         if permission.decision is not Decision.ASK:
             if permission.decision is Decision.DENY:
                 _record("denied", call, tool, thread_id, permission)
             return permission
-        return await self._resolve(call, tool, thread_id, permission)
+        return await self._resolve(call, tool, thread_id, permission, on_ask)
 
-    async def _resolve(self, call: ToolCall, tool: ToolInfo, thread_id: str | None, ask: Permission) -> Permission:
+    async def _resolve(
+        self,
+        call: ToolCall,
+        tool: ToolInfo,
+        thread_id: str | None,
+        ask: Permission,
+        on_ask: Callable[[ConsentRequest], None] | None,
+    ) -> Permission:
         store, name = self.store, tool.name
         digest = arguments_hash(call.arguments)
         if (earlier := await store.find_denial(thread_id, name, digest)) is not None:
@@ -326,6 +346,8 @@ class PermissionPolicy:
             _record("denied", call, tool, thread_id, permission)
             return permission
         request = ConsentRequest(call, name, tool.mode, ask.reason, thread_id, tool.description, ask.allow_always)
+        if on_ask is not None:
+            on_ask(request)
         answer = await self._ask_consent(request)
         if not answer.allow:
             reason = answer.reason or "the user refused"

@@ -99,9 +99,7 @@ def import_extra(module: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise UsageError(
-            f"this feature needs the '{extra}' extra: pip install 'toolwire[{extra}]' ({exc})"
-        ) from exc
+        raise UsageError(f"this feature needs the '{extra}' extra: pip install 'toolwire[{extra}]' ({exc})") from exc
 
 
 async def collect(stream: AsyncIterator[ModelEvent]) -> ModelResponse:
