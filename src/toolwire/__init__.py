@@ -15,6 +15,8 @@ from .filters import Audit as Audit
 from .filters import Cache as Cache
 from .filters import RateLimit as RateLimit
 from .filters import Retry as Retry
+from .loop import Agent as Agent
+from .loop import RunResult as RunResult
 from .modes import ToolMode as ToolMode
 from .modes import decide_tool_mode as decide_tool_mode
 from .pipeline import Batch as Batch
@@ -34,6 +36,7 @@ from .tools import tool as tool
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agent",
     "Audit",
     "Batch",
     "Cache",
@@ -46,6 +49,7 @@ __all__ = [
     "RateLimit",
     "ResultType",
     "Retry",
+    "RunResult",
     "Tool",
     "ToolCall",
     "ToolContext",

@@ -80,9 +80,7 @@ class FunctionModel:
     Use it to script behaviour that depends on what the model was sent, e.g. on the last result.
     """
 
-    def __init__(
-        self, function: Callable[[ModelRequest], Turn | Awaitable[Turn]], *, name: str = "function"
-    ) -> None:
+    def __init__(self, function: Callable[[ModelRequest], Turn | Awaitable[Turn]], *, name: str = "function") -> None:
         self._function = function
         self.name = name
         self.requests: list[ModelRequest] = []
@@ -150,4 +148,3 @@ def validate_transcript(transcript: Sequence[Message]) -> None:
         previous = message
     if expected:
         raise TranscriptError(f"the transcript ends before the results of {', '.join(call.id for call in expected)}")
-

@@ -26,6 +26,7 @@ from anyio import CancelScope
 
 from .envelopes import CanceledBy
 from .errors import CallCanceled, UsageError
+from .messages import ToolDefinition
 from .modes import ModeDecision, ModeSource, ToolMode, classify_tool
 from .schema import Signature
 
@@ -336,6 +337,7 @@ class Toolbox:
         self._tools: dict[str, Tool[Any, Any]] = {}
         self._openai: list[dict[str, Any]] | None = None
         self._anthropic: list[dict[str, Any]] | None = None
+        self._definitions: tuple[ToolDefinition, ...] | None = None
         for item in tools:
             self.add(item)
 
@@ -352,7 +354,7 @@ class Toolbox:
         if new.name in self._tools:
             raise UsageError(f"a tool named '{new.name}' is already registered in this toolbox")
         self._tools[new.name] = new
-        self._openai = self._anthropic = None
+        self._openai = self._anthropic = self._definitions = None
         return new
 
     @overload
@@ -406,6 +408,14 @@ class Toolbox:
         close = difflib.get_close_matches(name, self._tools, n=limit, cutoff=0.5)
         rest = [other for other in self._tools if other not in close]
         return (close + rest)[:limit]
+
+    def definitions(self) -> tuple[ToolDefinition, ...]:
+        """The tools as a model request offers them (built once, cached until a tool is added)."""
+        if self._definitions is None:
+            self._definitions = tuple(
+                ToolDefinition(item.name, item.description, item.parameters_schema) for item in self._tools.values()
+            )
+        return self._definitions
 
     def to_openai(self) -> list[dict[str, Any]]:
         """The tool list in the OpenAI Chat Completions `tools` format (built once, cached)."""

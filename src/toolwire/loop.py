@@ -1,0 +1,470 @@
+"""`Agent`: the automatic tool-calling loop.
+
+```
+prompt ──► model ──► text only ─────────────────────────────► end: answer
+              │
+              └──► a batch of tool calls ──► ledger PENDING (write-ahead)
+                     ──► Pipeline.invoke_batch (policy, filters, deadlines; model order)
+                     ──► one result per call ──► ledger TERMINAL, transcript
+                     ──► a terminal result, a filter's terminate, a limit, a cancel? ──► end
+                     ──► otherwise ask the model again
+```
+
+Every path leaves a transcript that OpenAI and Anthropic accept: an assistant message with calls
+is followed by exactly one result per call before anything else, also when the run is canceled,
+ends at a limit, or the process died in the middle of a batch (the next run closes such calls
+as Canceled by `system`).
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import anyio
+from anyio import CancelScope
+
+from .envelopes import ResultType, ToolCall, ToolResult, is_terminal_result
+from .errors import ProviderError, UsageError
+from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
+from .models import Model, ModelRequest, ModelResponse, TextDelta, ToolChoice
+from .pipeline import ConsentRequested, Filter, Pipeline, ToolCallFinished, ToolCallStarted
+from .policy import PermissionPolicy
+from .store import LedgerEntry, Store
+from .store.memory import MemoryStore
+from .tools import Cancellation, Tool, Toolbox
+
+__all__ = [
+    "Agent",
+    "EndReason",
+    "HistoryStrategy",
+    "ModelRequestStarted",
+    "RunEvent",
+    "RunFinished",
+    "RunResult",
+    "TrimHistory",
+]
+
+EndReason = Literal["answer", "terminal_result", "terminate", "limit", "canceled"]
+"""Why a run ended: the model answered; a result was terminal; a filter set `terminate`; a limit
+was reached (see `RunResult.detail`); the caller canceled."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResult:
+    """How a run ended, what it answered, and the thread's whole transcript."""
+
+    output: str
+    """The final answer (or a terminal result's `message`); empty when the run ended otherwise."""
+    reason: EndReason
+    detail: str = ""
+    """Which limit was reached, or why the run was canceled."""
+    thread_id: str
+    transcript: list[Message]
+    """Every message of the thread, this run's included; valid for OpenAI and Anthropic."""
+    new_messages: list[Message]
+    """The messages this run added."""
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequestStarted:
+    """The loop is asking the model (again)."""
+
+    request_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    """The run ended; the last event of a stream."""
+
+    result: RunResult
+
+
+RunEvent = ModelRequestStarted | TextDelta | ToolCallStarted | ConsentRequested | ToolCallFinished | RunFinished
+"""What `Agent.stream()` yields, in the order it happens."""
+
+
+class HistoryStrategy(Protocol):
+    """Fits a transcript into the model's context budget before each request."""
+
+    async def __call__(self, messages: Sequence[Message]) -> Sequence[Message]:
+        """Return the messages to send: the newest ones, never a call without its result."""
+        ...
+
+
+def estimate_tokens(message: Message) -> int:
+    """A rough token count (four characters a token) of a message, for budgets."""
+    return len(str(message.to_dict())) // 4 + 4
+
+
+class TrimHistory:
+    """Drop the oldest turns until the transcript fits `max_tokens` (a rough estimate).
+
+    An assistant message and the results of its calls are dropped together, the kept part always
+    starts with a user message, and the current turn (from the last user message on) is always
+    kept, even when it alone is over the budget.
+    """
+
+    def __init__(self, max_tokens: int, *, estimate: Callable[[Message], int] = estimate_tokens) -> None:
+        if max_tokens < 1:
+            raise UsageError("TrimHistory needs max_tokens >= 1")
+        self.max_tokens = max_tokens
+        self._estimate = estimate
+
+    async def __call__(self, messages: Sequence[Message]) -> Sequence[Message]:
+        """Return the newest whole turns that fit the budget."""
+        starts = [index for index, message in enumerate(messages) if isinstance(message, UserMessage)]
+        if not starts:
+            return messages
+        total = sum(self._estimate(message) for message in messages)
+        for start in starts:
+            if total <= self.max_tokens or start == starts[-1]:
+                return messages[start:]
+            following = next((later for later in starts if later > start), len(messages))
+            total -= sum(self._estimate(message) for message in messages[start:following])
+        return messages  # pragma: no cover - the loop always returns at the last user message
+
+
+class Agent:
+    """Drive a model: ask, run the tool calls it returns, feed the results back, until it is done.
+
+    Args:
+        model: The model to drive (see `toolwire.models`).
+        tools: A `Toolbox`, or tools and functions to put in one.
+        policy: Decides whether each call may run (the default preset, with approvals kept in
+            `store`, when None).
+        filters: Run around every allowed call, in order.
+        instructions: The system prompt.
+        store: Where threads live (in memory when None; `SqliteStore` to survive restarts).
+        max_requests: Model requests per run before it ends with reason `limit`.
+        max_tool_calls: Tool calls per run; calls past it are Canceled by `system`.
+        max_concurrency: Calls of one batch that run at once.
+        retry_budget: Failed calls allowed per tool and run, beyond the first; one more ends the
+            run with reason `limit`.
+        history: Fits the transcript into the model's context before each request (see
+            `TrimHistory`); everything is sent when None.
+        tool_choice: Passed to the model on every request.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        tools: Toolbox | Iterable[Tool[Any, Any] | Callable[..., Any]] = (),
+        policy: PermissionPolicy | None = None,
+        filters: Sequence[Filter] = (),
+        instructions: str = "",
+        store: Store | None = None,
+        max_requests: int = 25,
+        max_tool_calls: int = 100,
+        max_concurrency: int = 8,
+        retry_budget: int = 3,
+        history: HistoryStrategy | None = None,
+        tool_choice: ToolChoice = "auto",
+    ) -> None:
+        if max_requests < 1 or max_tool_calls < 0 or retry_budget < 0:
+            raise UsageError("Agent needs max_requests >= 1, max_tool_calls >= 0 and retry_budget >= 0")
+        self.model = model
+        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        self.store: Store = store if store is not None else MemoryStore()
+        self.policy = policy if policy is not None else PermissionPolicy(store=self.store)
+        self.pipeline = Pipeline(self.toolbox, policy=self.policy, filters=filters, max_concurrency=max_concurrency)
+        self.instructions = instructions
+        self.max_requests = max_requests
+        self.max_tool_calls = max_tool_calls
+        self.retry_budget = retry_budget
+        self.history = history
+        self.tool_choice: ToolChoice = tool_choice
+        self._locks: dict[str, tuple[anyio.Lock, list[int]]] = {}
+
+    async def run(
+        self, prompt: str, *, thread: str | None = None, cancellation: Cancellation | None = None
+    ) -> RunResult:
+        """Answer `prompt` in `thread` (a new thread when None), running tools as the model asks.
+
+        Runs of different threads proceed concurrently; runs of one thread take turns.
+
+        Args:
+            prompt: The user's message.
+            thread: The thread to continue; its transcript comes from the store.
+            cancellation: Cancel it to end the run: unfinished calls end as Canceled by the user.
+
+        Raises:
+            ProviderError: The model could not be reached; the transcript stays valid.
+        """
+        return await self._run(prompt, thread, Cancellation() if cancellation is None else cancellation, None)
+
+    async def stream(
+        self, prompt: str, *, thread: str | None = None, cancellation: Cancellation | None = None
+    ) -> AsyncGenerator[RunEvent]:
+        """Like `run()`, yielding events as they happen; the last one is `RunFinished`.
+
+        Closing the stream early cancels the run (its calls end as Canceled), as `cancellation`
+        would. To leave before the end, close it in the same task:
+        `async with contextlib.aclosing(agent.stream(...)) as events: ...`.
+        """
+        cancellation = Cancellation() if cancellation is None else cancellation
+        send, receive = anyio.create_memory_object_stream[RunEvent](math.inf)
+        failure: list[BaseException] = []
+
+        def emit(event: RunEvent) -> None:
+            try:
+                send.send_nowait(event)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # the consumer left; the run still finishes and is stored
+
+        async def produce() -> None:
+            with send:
+                try:
+                    await self._run(prompt, thread, cancellation, emit)
+                except Exception as exc:  # re-raised in the consumer, without an exception group
+                    failure.append(exc)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(produce)
+            try:
+                with receive:
+                    async for event in receive:
+                        yield event
+            except GeneratorExit:
+                # The consumer left: cancel the run and let it store Canceled results, then stop.
+                cancellation.cancel("The event stream was closed")
+                return
+        if failure:
+            raise failure[0]
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    async def _run(
+        self, prompt: str, thread: str | None, cancellation: Cancellation, emit: Callable[[RunEvent], None] | None
+    ) -> RunResult:
+        thread_id = thread if thread is not None else _new_id("thread_")
+        async with self._thread_turn(thread_id):
+            store = self.store
+            await store.create_thread(thread_id)
+            history = await store.load_messages(thread_id)
+            history.extend(await self._recover(thread_id, history))
+            first_new = len(history)
+            seen = {
+                call.id for message in history if isinstance(message, AssistantMessage) for call in message.tool_calls
+            }
+            user = UserMessage(prompt)
+            history.append(user)
+            await store.append_messages(thread_id, [user])
+            usage, calls_used, failures = Usage(), 0, dict[str, int]()
+            reason: EndReason = "limit"
+            output = detail = ""
+            for request_index in range(self.max_requests):
+                if cancellation.cancelled:
+                    reason, detail = "canceled", cancellation.reason or ""
+                    break
+                if emit is not None:
+                    emit(ModelRequestStarted(request_index))
+                response = await self._ask(request_index, history, cancellation, emit)
+                if response is None:
+                    reason, detail = "canceled", cancellation.reason or ""
+                    break
+                usage = usage + response.usage
+                calls = _fresh_ids(response.tool_calls, seen)
+                if not calls:
+                    output, reason = response.text, "answer"
+                    if output:
+                        answer = AssistantMessage(output)
+                        history.append(answer)
+                        await store.append_messages(thread_id, [answer])
+                    break
+                runnable = calls[: max(0, self.max_tool_calls - calls_used)]
+                calls_used += len(runnable)
+                results = await self._run_batch(
+                    thread_id, request_index, response.text, calls, runnable, history, cancellation, emit
+                )
+                if cancellation.cancelled:
+                    reason, detail = "canceled", cancellation.reason or ""
+                    break
+                if (terminal := next((result for result in results if is_terminal_result(result)), None)) is not None:
+                    output, reason = terminal.message or "", "terminal_result"
+                    break
+                if results.terminate:
+                    reason = "terminate"
+                    break
+                if len(runnable) < len(calls):
+                    detail = f"the run reached its limit of {self.max_tool_calls} tool calls"
+                    break
+                if exhausted := self._over_budget(calls, results, failures):
+                    detail = f"'{exhausted}' failed {failures[exhausted]} times (retry budget {self.retry_budget})"
+                    break
+            else:
+                detail = f"the run reached its limit of {self.max_requests} model requests"
+            result = RunResult(
+                output=output,
+                reason=reason,
+                detail=detail,
+                thread_id=thread_id,
+                transcript=history,
+                new_messages=history[first_new:],
+                usage=usage,
+            )
+            if emit is not None:
+                emit(RunFinished(result))
+            return result
+
+    async def _ask(
+        self,
+        request_index: int,
+        history: list[Message],
+        cancellation: Cancellation,
+        emit: Callable[[RunEvent], None] | None,
+    ) -> ModelResponse | None:
+        """Ask the model; None if the caller canceled first."""
+        messages: Sequence[Message] = tuple(history)
+        if self.history is not None:
+            messages = await self.history(messages)
+        request = ModelRequest(
+            system=self.instructions,
+            messages=messages,
+            tools=self.toolbox.definitions(),
+            tool_choice=self.tool_choice,
+            request_index=request_index,
+        )
+        response: ModelResponse | None = None
+        events = self.model.stream(request)
+        with CancelScope() as scope:
+            cancellation.attach(scope)
+            try:
+                async for event in events:
+                    if isinstance(event, TextDelta):
+                        if emit is not None:
+                            emit(event)
+                    else:
+                        response = event
+            finally:
+                cancellation.detach(scope)
+                if (aclose := getattr(events, "aclose", None)) is not None:
+                    with CancelScope(shield=True):
+                        await aclose()
+        if scope.cancelled_caught:
+            return None
+        if response is None:
+            raise ProviderError(self.model.name, "the model's stream ended without a complete response")
+        return response
+
+    async def _run_batch(
+        self,
+        thread_id: str,
+        request_index: int,
+        text: str,
+        calls: tuple[ToolCall, ...],
+        runnable: tuple[ToolCall, ...],
+        history: list[Message],
+        cancellation: Cancellation,
+        emit: Callable[[RunEvent], None] | None,
+    ) -> _Results:
+        store = self.store
+        assistant = AssistantMessage(text, calls)
+        history.append(assistant)
+        await store.append_messages(thread_id, [assistant])
+        await store.record_calls([self._ledger_entry(thread_id, request_index, call) for call in calls])
+        batch = await self.pipeline.invoke_batch(
+            runnable, thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=emit
+        )
+        results = _Results(batch.results, terminate=batch.terminate)
+        for call in calls[len(runnable) :]:
+            reason = f"Not run: the run reached its limit of {self.max_tool_calls} tool calls"
+            results.append(ToolResult.canceled(call.id, reason, "system"))
+        for result in results:
+            await store.complete_call(thread_id, result.call_id or "", result)
+        messages = [ToolResultMessage(call.name, result) for call, result in zip(calls, results, strict=True)]
+        history.extend(messages)
+        await store.append_messages(thread_id, messages)
+        return results
+
+    def _ledger_entry(self, thread_id: str, request_index: int, call: ToolCall) -> LedgerEntry:
+        tool = self.toolbox.get(call.name)
+        return LedgerEntry(
+            thread_id=thread_id,
+            call=call,
+            request_index=request_index,
+            mode=str(tool.mode) if tool is not None else "external",
+            deadline=time.time() + tool.timeout if tool is not None else None,
+        )
+
+    def _over_budget(self, calls: Sequence[ToolCall], results: Sequence[ToolResult], failures: dict[str, int]) -> str:
+        """Count this batch's failures per tool; return a tool that is past its budget, or ''."""
+        for call, result in zip(calls, results, strict=True):
+            if not result.success and result.type is not ResultType.CANCELED:
+                failures[call.name] = failures.get(call.name, 0) + 1
+                if failures[call.name] > self.retry_budget:
+                    return call.name
+        return ""
+
+    async def _recover(self, thread_id: str, history: list[Message]) -> list[ToolResultMessage]:
+        """Close the calls a crashed run left without results (Canceled by `system`)."""
+        last = next(
+            (index for index in range(len(history) - 1, -1, -1) if isinstance(history[index], AssistantMessage)), None
+        )
+        if last is None:
+            return []
+        assistant = history[last]
+        assert isinstance(assistant, AssistantMessage)
+        answered = {message.call_id for message in history[last + 1 :] if isinstance(message, ToolResultMessage)}
+        missing = [call for call in assistant.tool_calls if call.id not in answered]
+        if not missing:
+            return []
+        store, recovered = self.store, list[ToolResultMessage]()
+        for call in missing:
+            entry = await store.get_call(thread_id, call.id)
+            if entry is None:
+                await store.record_calls([self._ledger_entry(thread_id, -1, call)])
+            result = entry.result if entry is not None and entry.result is not None else None
+            if result is None:
+                result = ToolResult.canceled(
+                    call.id, "The call was interrupted when the process stopped; it may not have run", "system"
+                )
+                if not await store.complete_call(thread_id, call.id, result):
+                    finished = await store.get_call(thread_id, call.id)
+                    result = finished.result if finished is not None and finished.result is not None else result
+            recovered.append(ToolResultMessage(call.name, result))
+        await store.append_messages(thread_id, recovered)
+        return recovered
+
+    @asynccontextmanager
+    async def _thread_turn(self, thread_id: str) -> AsyncGenerator[None]:
+        """Let one run at a time work on a thread (runs of other threads are not affected)."""
+        lock, users = self._locks.get(thread_id) or self._locks.setdefault(thread_id, (anyio.Lock(), [0]))
+        users[0] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self._locks[thread_id]
+
+
+class _Results(list[ToolResult]):
+    """The results of a batch, in the calls' order, and whether a filter asked to end the run."""
+
+    def __init__(self, results: Iterable[ToolResult], *, terminate: bool) -> None:
+        super().__init__(results)
+        self.terminate = terminate
+
+
+def _fresh_ids(calls: Sequence[ToolCall], seen: set[str]) -> tuple[ToolCall, ...]:
+    """Give a new id to any call whose id is empty or already used in the thread."""
+    fresh: list[ToolCall] = []
+    for call in calls:
+        if not call.id or call.id in seen:
+            call = ToolCall(id=_new_id("call_"), name=call.name, arguments=call.arguments)
+        seen.add(call.id)
+        fresh.append(call)
+    return tuple(fresh)
+
+
+def _new_id(prefix: str) -> str:
+    return prefix + secrets.token_hex(16)

@@ -1,0 +1,378 @@
+"""`SqliteStore`: the `Store` in one SQLite file, so threads survive restarts and crashes.
+
+One file (`toolwire.sqlite3` under the data directory) holds threads, transcripts, the call
+ledger, one-time approvals, grants and remembered denials, with `MemoryStore`'s semantics:
+
+- the database runs in WAL mode with `synchronous=NORMAL`: a committed write survives the
+  process being killed (`kill -9`, `os._exit`); only a power loss may lose the last commits;
+- each method is one statement or one `BEGIN IMMEDIATE` transaction, so it is atomic, also
+  against other processes using the same file (they wait up to `busy_timeout` for the lock);
+- the first terminal result of a call wins in SQL (`UPDATE ... WHERE state != 'terminal'`), and
+  a one-time approval is consumed by `DELETE ... RETURNING`, so two writers cannot both succeed;
+- approvals, grants and denials outside any thread (`thread_id=None`) are stored under the empty
+  string, which is therefore not usable as a thread id in those methods;
+- `PRAGMA user_version` is the schema version; `_MIGRATIONS` holds one step per version and
+  opening a file brings it up to date inside one transaction.
+
+Calls run directly on the event loop thread, without a worker thread: each is a short indexed
+statement or a single small transaction (tens of microseconds in WAL mode), cheaper than the hop
+to a thread and back. Running synchronously also means no other task can interleave between
+`BEGIN` and `COMMIT` on the shared connection, so no lock is needed, and a cancelled caller can
+never leave a write half-done in a worker. The cost: while another process holds the write
+lock, the loop blocks for up to `busy_timeout`; to share state among busy server processes,
+use the Redis store. Nothing here logs message content, arguments or results.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Generator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Self
+
+from ..envelopes import ToolCall, ToolResult
+from ..errors import UsageError
+from ..messages import Message, message_from_dict
+from ..policy import Grant
+from . import CallState, LedgerEntry
+
+__all__ = ["SqliteStore"]
+
+_log = logging.getLogger("toolwire.store")
+
+FILENAME: Final = "toolwire.sqlite3"
+"""The name of the database file inside a data directory."""
+
+_NO_THREAD: Final = ""
+"""The `thread_id` column value of approvals, grants and denials outside any thread."""
+
+_TERMINAL: Final = CallState.TERMINAL.value
+
+
+def _migrate_to_1(db: sqlite3.Connection) -> None:
+    """Create the first schema."""
+    for statement in (
+        "CREATE TABLE threads (id TEXT PRIMARY KEY, principal TEXT, created_at REAL NOT NULL)",
+        "CREATE TABLE messages (thread_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL,"
+        " PRIMARY KEY (thread_id, seq)) WITHOUT ROWID",
+        # `recorded` keeps the recording order (an explicit key: VACUUM may renumber plain rowids).
+        "CREATE TABLE ledger (recorded INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, call_id TEXT NOT NULL,"
+        " request_index INTEGER NOT NULL, state TEXT NOT NULL, execution TEXT NOT NULL, mode TEXT NOT NULL,"
+        " deadline REAL, call TEXT NOT NULL, result TEXT, UNIQUE (thread_id, call_id))",
+        "CREATE INDEX ledger_open ON ledger (thread_id, state)",
+        "CREATE TABLE approvals (thread_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,"
+        " args_hash TEXT NOT NULL, PRIMARY KEY (thread_id, call_id, tool, args_hash)) WITHOUT ROWID",
+        "CREATE TABLE grants (id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, tool TEXT NOT NULL,"
+        " explicit INTEGER NOT NULL, granted_at REAL NOT NULL, UNIQUE (thread_id, tool))",
+        "CREATE TABLE denials (thread_id TEXT NOT NULL, tool TEXT NOT NULL, args_hash TEXT NOT NULL,"
+        " reason TEXT NOT NULL, PRIMARY KEY (thread_id, tool, args_hash)) WITHOUT ROWID",
+    ):
+        db.execute(statement)
+
+
+_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (_migrate_to_1,)
+"""`_MIGRATIONS[n]` brings a file from schema version `n` to `n + 1`; append, never edit."""
+
+SCHEMA_VERSION: Final = len(_MIGRATIONS)
+"""The schema version this code writes (`PRAGMA user_version`)."""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _thread_key(thread_id: str | None) -> str:
+    if thread_id == _NO_THREAD:
+        raise UsageError("an empty thread id is reserved for 'no thread'; pass None instead")
+    return _NO_THREAD if thread_id is None else thread_id
+
+
+def _grant(row: Any) -> Grant:
+    thread, tool, explicit, granted_at = row
+    return Grant(None if thread == _NO_THREAD else thread, tool, bool(explicit), granted_at)
+
+
+def _entry(row: Any) -> LedgerEntry:
+    thread, request_index, state, execution, mode, deadline, call, result = row
+    return LedgerEntry(
+        thread_id=thread,
+        call=ToolCall.from_dict(json.loads(call)),
+        request_index=request_index,
+        state=CallState(state),
+        execution=execution,
+        mode=mode,
+        deadline=deadline,
+        result=None if result is None else ToolResult.from_dict(json.loads(result)),
+    )
+
+
+_ENTRY_COLUMNS: Final = "thread_id, request_index, state, execution, mode, deadline, call, result"
+
+
+class SqliteStore:
+    """Threads, transcripts, ledger, approvals and grants in one SQLite file (WAL).
+
+    Open it once per process and share it; close it with `aclose()` (or `async with`).
+    Another process may open the same file at the same time and sees every committed write.
+
+    Args:
+        path: The database file; created (with the schema) if missing, migrated if older.
+        busy_timeout: Seconds to wait for another process's write lock before failing.
+
+    Raises:
+        UsageError: The file was written by a newer toolwire (its schema version is unknown).
+        sqlite3.Error: The file cannot be opened or is not a SQLite database.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
+        self.path = Path(path)
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("PRAGMA foreign_keys = ON")
+            _migrate(db, self.path)
+        except BaseException:
+            db.close()
+            raise
+        self._db: sqlite3.Connection | None = db
+
+    @classmethod
+    def in_directory(cls, data_dir: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> SqliteStore:
+        """Open the store of a data directory (`<data_dir>/toolwire.sqlite3`), creating the directory."""
+        directory = Path(data_dir)
+        directory.mkdir(parents=True, exist_ok=True)
+        return cls(directory / FILENAME, busy_timeout=busy_timeout)
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise UsageError(f"this SqliteStore ({self.path}) is closed; open a new SqliteStore to use the file")
+        return self._db
+
+    def _one(self, sql: str, params: tuple[Any, ...]) -> Any:
+        """Run a query and return its first row (None if there is none)."""
+        return self._connection().execute(sql, params).fetchone()
+
+    @contextmanager
+    def _write(self) -> Generator[sqlite3.Connection]:
+        """Run the body as one write transaction, taking the file's write lock up front."""
+        db = self._connection()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    # -- threads and transcripts ----------------------------------------------------------------
+
+    async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
+        """Create the thread if it does not exist; True if it was created now."""
+        with self._write() as db:
+            cursor = db.execute(
+                "INSERT INTO threads (id, principal, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                (thread_id, principal, time.time()),
+            )
+        return cursor.rowcount == 1
+
+    async def thread_principal(self, thread_id: str) -> str | None:
+        """Return the principal that owns the thread (None for none or an unknown thread)."""
+        row = self._one("SELECT principal FROM threads WHERE id = ?", (thread_id,))
+        return None if row is None else row[0]
+
+    async def thread_exists(self, thread_id: str) -> bool:
+        """Tell whether the thread exists."""
+        return self._one("SELECT 1 FROM threads WHERE id = ?", (thread_id,)) is not None
+
+    async def load_messages(self, thread_id: str) -> list[Message]:
+        """Return the thread's transcript, oldest first (empty for a new thread)."""
+        rows = self._connection().execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,))
+        return [message_from_dict(json.loads(body)) for (body,) in rows]
+
+    async def append_messages(self, thread_id: str, messages: Sequence[Message]) -> None:
+        """Append messages to the thread's transcript in one transaction."""
+        bodies = [_dumps(message.to_dict()) for message in messages]
+        with self._write() as db:
+            (start,) = db.execute(
+                "SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE thread_id = ?", (thread_id,)
+            ).fetchone()
+            db.executemany(
+                "INSERT INTO messages (thread_id, seq, body) VALUES (?, ?, ?)",
+                [(thread_id, start + offset, body) for offset, body in enumerate(bodies)],
+            )
+
+    # -- the call ledger ------------------------------------------------------------------------
+
+    async def record_calls(self, entries: Sequence[LedgerEntry]) -> None:
+        """Write calls to the ledger before they run (write-ahead); existing ids are kept."""
+        rows = [
+            (
+                entry.thread_id,
+                entry.call.id,
+                entry.request_index,
+                entry.state.value,
+                entry.execution,
+                entry.mode,
+                entry.deadline,
+                _dumps(entry.call.to_dict()),
+                None if entry.result is None else _dumps(entry.result.to_dict()),
+            )
+            for entry in entries
+        ]
+        with self._write() as db:
+            # ON CONFLICT DO NOTHING rather than OR IGNORE: only a duplicate id is skipped silently.
+            db.executemany(
+                "INSERT INTO ledger (thread_id, call_id, request_index, state, execution, mode, deadline, call, result)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, call_id) DO NOTHING",
+                rows,
+            )
+
+    async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
+        """Move a non-terminal call forward (e.g. to DISPATCHED); never out of TERMINAL."""
+        with self._write() as db:
+            db.execute(
+                "UPDATE ledger SET state = ? WHERE thread_id = ? AND call_id = ? AND state != ?",
+                (state.value, thread_id, call_id, _TERMINAL),
+            )
+
+    async def complete_call(self, thread_id: str, call_id: str, result: ToolResult) -> bool:
+        """Record the call's result; True if this was the first terminal result (it wins)."""
+        body = _dumps(result.to_dict())
+        with self._write() as db:
+            cursor = db.execute(
+                "UPDATE ledger SET state = ?, result = ? WHERE thread_id = ? AND call_id = ? AND state != ?",
+                (_TERMINAL, body, thread_id, call_id, _TERMINAL),
+            )
+        return cursor.rowcount == 1
+
+    async def get_call(self, thread_id: str, call_id: str) -> LedgerEntry | None:
+        """Return the ledger entry of a call."""
+        row = self._one(
+            f"SELECT {_ENTRY_COLUMNS} FROM ledger WHERE thread_id = ? AND call_id = ?", (thread_id, call_id)
+        )
+        return None if row is None else _entry(row)
+
+    async def open_calls(self, thread_id: str) -> list[LedgerEntry]:
+        """Return the thread's calls that are not TERMINAL, in the order they were recorded."""
+        rows = self._connection().execute(
+            f"SELECT {_ENTRY_COLUMNS} FROM ledger WHERE thread_id = ? AND state != ? ORDER BY recorded",
+            (thread_id, _TERMINAL),
+        )
+        return [_entry(row) for row in rows]
+
+    # -- approvals, grants, denials (ApprovalStore) ---------------------------------------------
+
+    async def approve_once(self, thread_id: str | None, call_id: str, tool: str, args_hash: str) -> None:
+        """Record a one-time approval for exactly this call."""
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO approvals (thread_id, call_id, tool, args_hash) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
+                (_thread_key(thread_id), call_id, tool, args_hash),
+            )
+
+    async def take_approval(self, thread_id: str | None, call_id: str, tool: str, args_hash: str) -> bool:
+        """Consume the one-time approval of this call; False if there is none."""
+        with self._write() as db:
+            taken = db.execute(
+                "DELETE FROM approvals WHERE thread_id = ? AND call_id = ? AND tool = ? AND args_hash = ? RETURNING 1",
+                (_thread_key(thread_id), call_id, tool, args_hash),
+            ).fetchall()
+        return bool(taken)
+
+    async def grant(self, thread_id: str | None, tool: str, *, explicit: bool = True) -> Grant:
+        """Allow `tool` for the rest of the thread (replacing an earlier grant of it)."""
+        grant = Grant(thread_id, tool, explicit, time.time())
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO grants (thread_id, tool, explicit, granted_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (thread_id, tool) DO UPDATE SET explicit = excluded.explicit,"
+                " granted_at = excluded.granted_at",
+                (_thread_key(thread_id), tool, int(explicit), grant.granted_at),
+            )
+        return grant
+
+    async def find_grant(self, thread_id: str | None, tool: str) -> Grant | None:
+        """Return the standing grant for `tool` in the thread, if any."""
+        row = self._one(
+            "SELECT thread_id, tool, explicit, granted_at FROM grants WHERE thread_id = ? AND tool = ?",
+            (_thread_key(thread_id), tool),
+        )
+        return None if row is None else _grant(row)
+
+    async def grants(self, thread_id: str | None) -> list[Grant]:
+        """List the thread's grants, oldest first."""
+        rows = self._connection().execute(
+            "SELECT thread_id, tool, explicit, granted_at FROM grants WHERE thread_id = ? ORDER BY id",
+            (_thread_key(thread_id),),
+        )
+        return [_grant(row) for row in rows]
+
+    async def revoke(self, thread_id: str | None, tool: str) -> bool:
+        """Remove the grant for `tool` in the thread; False if there was none."""
+        with self._write() as db:
+            cursor = db.execute("DELETE FROM grants WHERE thread_id = ? AND tool = ?", (_thread_key(thread_id), tool))
+        return cursor.rowcount == 1
+
+    async def remember_denial(self, thread_id: str | None, tool: str, args_hash: str, reason: str) -> None:
+        """Remember that this tool with these arguments was refused in the thread (the latest reason wins)."""
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO denials (thread_id, tool, args_hash, reason) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT DO UPDATE SET reason = excluded.reason",
+                (_thread_key(thread_id), tool, args_hash, reason),
+            )
+
+    async def find_denial(self, thread_id: str | None, tool: str, args_hash: str) -> str | None:
+        """Return the reason an identical call was refused in the thread, if it was."""
+        row = self._one(
+            "SELECT reason FROM denials WHERE thread_id = ? AND tool = ? AND args_hash = ?",
+            (_thread_key(thread_id), tool, args_hash),
+        )
+        return None if row is None else row[0]
+
+    # -- lifetime -------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close the connection; the store cannot be used afterwards. Closing twice is harmless."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+def _migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring the file's schema to `SCHEMA_VERSION` in one transaction (other processes wait)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise UsageError(
+                f"{path} has schema version {version}, newer than this toolwire's {SCHEMA_VERSION}; upgrade toolwire"
+            )
+        for step in _MIGRATIONS[version:]:
+            step(db)
+        if version < SCHEMA_VERSION:
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            _log.info("migrated %s from schema version %d to %d", path, version, SCHEMA_VERSION)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
