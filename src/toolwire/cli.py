@@ -1,0 +1,165 @@
+"""The `toolwire` command: `toolwire chat` talks to a model that can call the example tools.
+
+```
+toolwire chat                          # the local model when installed, fully offline
+toolwire chat --model openai:gpt-4o-mini
+toolwire chat --data-dir .toolwire --thread THREAD_ID   # continue a stored conversation
+```
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import aclosing
+from pathlib import Path
+from typing import TextIO
+
+import anyio
+from anyio import to_thread
+
+from . import __version__
+from .errors import ProviderError, UsageError
+from .loop import Agent, ModelRequestStarted, RunFinished
+from .models import Model, TextDelta
+from .pipeline import ToolCallFinished, ToolCallStarted
+from .policy import ConsentAnswer, ConsentHandler, ConsentRequest, PermissionPolicy
+from .store import Store
+
+__all__ = ["chat_session", "main"]
+
+INSTRUCTIONS = (
+    "You are a helpful assistant in a terminal. Use the tools when they help: notes (list_notes, add_note, "
+    "delete_note), disk usage of this machine (local_disk_usage) and exchange rates (lookup_exchange_rate). "
+    "Answer briefly."
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `toolwire` command line; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="toolwire", description="Governed, reliable LLM tool calling.")
+    parser.add_argument("--version", action="version", version=f"toolwire {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    chat = commands.add_parser("chat", help="chat in the terminal with a model that can call example tools")
+    chat.add_argument(
+        "--model", help="local, local:PATH.gguf, openai:NAME or anthropic:NAME (default: TOOLWIRE_MODEL, else local)"
+    )
+    chat.add_argument("--data-dir", type=Path, help="keep conversations in DIR/toolwire.sqlite3 (default: in memory)")
+    chat.add_argument("--thread", help="continue this conversation (with --data-dir)")
+    args = parser.parse_args(argv)
+    try:
+        from .models.select import model_from_spec
+
+        return anyio.run(chat_session, model_from_spec(args.model), args.data_dir, args.thread)
+    except (UsageError, ProviderError) as exc:
+        print(f"toolwire: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+async def chat_session(
+    model: Model,
+    data_dir: Path | None = None,
+    thread: str | None = None,
+    *,
+    out: TextIO = sys.stdout,
+    read_line: Callable[[str], str | None] | None = None,
+) -> int:
+    """Chat in the terminal until /quit or end of input; returns the exit status.
+
+    Args:
+        model: The model to talk to.
+        data_dir: Keep the conversation in a SQLite file there (in memory when None).
+        thread: The conversation to continue.
+        out: Where the conversation is written.
+        read_line: Reads one line after a prompt, None at the end of input (`input()` by default).
+    """
+    from .examples import example_toolbox
+
+    read = read_line or _read_line
+    store = _open_store(data_dir)
+    agent = Agent(
+        model,
+        tools=example_toolbox(),
+        instructions=INSTRUCTIONS,
+        store=store,
+        policy=PermissionPolicy(consent=_ask_in_terminal(out, read), store=store),
+    )
+    print(f"toolwire chat with {model.name}. Type a message; /quit or Ctrl-D to leave.", file=out)
+    try:
+        while True:
+            prompt = await to_thread.run_sync(read, "you> ")
+            if prompt is None or prompt.strip() in ("/quit", "/exit"):
+                return 0
+            if prompt.strip():
+                thread = await _answer(agent, prompt, thread, out)
+    finally:
+        await store.aclose()
+
+
+def _open_store(data_dir: Path | None) -> Store:
+    if data_dir is None:
+        from .store.memory import MemoryStore
+
+        return MemoryStore()
+    from .store.sqlite import SqliteStore
+
+    return SqliteStore.in_directory(data_dir)
+
+
+async def _answer(agent: Agent, prompt: str, thread: str | None, out: TextIO) -> str | None:
+    """Stream one run to the terminal; return the thread id to continue."""
+    async with aclosing(agent.stream(prompt, thread=thread)) as events:
+        async for event in events:
+            match event:
+                case ModelRequestStarted(request_index=index) if index > 0:
+                    pass
+                case TextDelta(text=text):
+                    out.write(text)
+                    out.flush()
+                case ToolCallStarted(call=call, mode=mode, decision=decision):
+                    arguments = json.dumps(call.arguments, ensure_ascii=False)
+                    print(f"  -> {call.name} {arguments}  [{mode or '?'}, {decision or 'not run'}]", file=out)
+                case ToolCallFinished(result=result, duration_ms=ms):
+                    detail = "" if result.success else f": {result.error}"
+                    print(f"  <- {result.type.name} in {ms:.0f} ms{detail}", file=out)
+                case RunFinished(result=result):
+                    if result.output:
+                        print(file=out)
+                    if result.reason != "answer":
+                        print(
+                            f"  (run ended: {result.reason}{', ' + result.detail if result.detail else ''})", file=out
+                        )
+                    return result.thread_id
+                case _:
+                    pass
+    return thread
+
+
+def _ask_in_terminal(out: TextIO, read: Callable[[str], str | None]) -> ConsentHandler:
+    async def ask(request: ConsentRequest) -> ConsentAnswer:
+        arguments = json.dumps(request.call.arguments, ensure_ascii=False)
+        choices = "[y]es / [n]o / [a]lways" if request.allow_always else "[y]es / [n]o"
+        print(f"  ? {request.tool} {arguments} ({request.reason}). Allow? {choices}", file=out)
+        answer = (await to_thread.run_sync(read, "  > ") or "n").strip().lower()
+        if answer in ("a", "always") and request.allow_always:
+            return ConsentAnswer(True, scope="thread")
+        if answer in ("y", "yes", "a", "always"):
+            return ConsentAnswer(True)
+        return ConsentAnswer(False, reason="the user said no")
+
+    return ask
+
+
+def _read_line(prompt: str) -> str | None:
+    try:
+        return input(prompt)
+    except EOFError:
+        return None
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
