@@ -98,6 +98,8 @@ async def chat_session(
                 thread = await _answer(agent, prompt, thread, out)
     finally:
         await store.aclose()
+        if (aclose := getattr(model, "aclose", None)) is not None:
+            await aclose()
 
 
 def _open_store(data_dir: Path | None) -> Store:

@@ -1,20 +1,13 @@
 """`AnthropicModel`: the Anthropic Messages API (`POST /v1/messages`), streamed, on plain httpx.
 
-```python
-async with AnthropicModel("claude-sonnet-4-5") as model:
-    async for event in model.stream(request):
-        ...
-```
+An `AssistantMessage` becomes one assistant turn (a `text` block, then a `tool_use` block per call);
+the `ToolResultMessage`s after it become one user turn of `tool_result` blocks (content: the JSON
+text of `ToolResult.payload()`; `is_error` unless the outcome is a success), and a `UserMessage`
+right after them joins that turn as a trailing `text` block, since Anthropic wants results first.
 
-The transcript maps to Anthropic's alternating turns: an `AssistantMessage` becomes one assistant
-turn (a `text` block, then one `tool_use` block per call), and the `ToolResultMessage`s that follow
-it become one user turn of `tool_result` blocks, to which a `UserMessage` sent right after them is
-appended as a trailing `text` block (Anthropic wants the results first). A tool result's content is
-the JSON text of `ToolResult.payload()`, with `is_error` set for every outcome but a success.
-
-A tool call whose streamed input is not a JSON object is kept, with the raw text under
-`INVALID_JSON_KEY` as its only argument: no tool has that parameter, so the pipeline answers it
-with an `invalid_parameters` result and the model can try again.
+A call whose streamed input is not a JSON object is kept, with the raw text as its one argument,
+`INVALID_JSON_KEY`: no tool has that parameter, so the pipeline answers it with an
+`invalid_parameters` result and the model can try again.
 """
 
 from __future__ import annotations
@@ -56,17 +49,10 @@ _HINTS: Final[Mapping[int, str]] = {
 }
 # A stream that already answered 200 reports its errors by type; map them to the statuses they
 # stand for elsewhere, to give the same hints.
-_ERROR_STATUSES: Final[Mapping[str, int]] = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "billing_error": 402,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "overloaded_error": 529,
-}
+_ERROR_STATUSES: Final[Mapping[str, int]] = dict(
+    invalid_request_error=400, authentication_error=401, billing_error=402, permission_error=403,
+    not_found_error=404, request_too_large=413, rate_limit_error=429, api_error=500, overloaded_error=529,
+)  # fmt: skip
 
 
 class AnthropicModel:
@@ -185,7 +171,8 @@ class AnthropicModel:
         if event["type"] == "error":
             kind, message = _error_fields(event) or ("error", data[:200])
             hint = _hint(_ERROR_STATUSES.get(kind, 500), self.model)
-            raise ProviderError(_PROVIDER, self._redact(f"the stream reported {kind}: {message} ({hint})"))
+            text = f"the stream reported {kind}: {message}" + (f" ({hint})" if hint else "")
+            raise ProviderError(_PROVIDER, self._redact(text))
         return assembly.feed(event)
 
     def _http_error(self, reply: httpx.Response) -> ProviderError:
