@@ -377,8 +377,12 @@ class Agent:
         for call in calls[len(runnable) :]:
             reason = f"Not run: the run reached its limit of {self.max_tool_calls} tool calls"
             results.append(ToolResult.canceled(call.id, reason, "system"))
-        for result in results:
-            await store.complete_call(thread_id, result.call_id or "", result)
+        for index, result in enumerate(results):
+            if not await store.complete_call(thread_id, result.call_id or "", result):
+                # Another writer's result won in the ledger: the transcript must say the same.
+                won = await store.get_call(thread_id, result.call_id or "")
+                if won is not None and won.result is not None:
+                    results[index] = won.result
         messages = [ToolResultMessage(call.name, result) for call, result in zip(calls, results, strict=True)]
         history.extend(messages)
         await store.append_messages(thread_id, messages)

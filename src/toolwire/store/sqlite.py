@@ -3,24 +3,23 @@
 One file (`toolwire.sqlite3` under the data directory) holds threads, transcripts, the call
 ledger, one-time approvals, grants and remembered denials, with `MemoryStore`'s semantics:
 
-- the database runs in WAL mode with `synchronous=NORMAL`: a committed write survives the
-  process being killed (`kill -9`, `os._exit`); only a power loss may lose the last commits;
-- each method is one statement or one `BEGIN IMMEDIATE` transaction, so it is atomic, also
-  against other processes using the same file (they wait up to `busy_timeout` for the lock);
-- the first terminal result of a call wins in SQL (`UPDATE ... WHERE state != 'terminal'`), and
-  a one-time approval is consumed by `DELETE ... RETURNING`, so two writers cannot both succeed;
-- approvals, grants and denials outside any thread (`thread_id=None`) are stored under the empty
-  string, which is therefore not usable as a thread id in those methods;
-- `PRAGMA user_version` is the schema version; `_MIGRATIONS` holds one step per version and
-  opening a file brings it up to date inside one transaction.
+- WAL mode with `synchronous=NORMAL`: a commit survives the process being killed (`kill -9`,
+  `os._exit`); only a power loss may lose the last commits;
+- every write is one `BEGIN IMMEDIATE` transaction, atomic also against other processes on the
+  same file (they wait up to `busy_timeout` for the lock);
+- the first terminal result wins in SQL (`UPDATE ... WHERE state != 'terminal'`) and a one-time
+  approval is consumed by `DELETE ... RETURNING`, so two writers cannot both succeed;
+- approvals, grants and denials outside any thread (`thread_id=None`) are stored under the
+  empty string, so `""` is refused as a thread id in those methods;
+- `PRAGMA user_version` is the schema version; opening a file runs the missing `_MIGRATIONS`.
 
-Calls run directly on the event loop thread, without a worker thread: each is a short indexed
-statement or a single small transaction (tens of microseconds in WAL mode), cheaper than the hop
-to a thread and back. Running synchronously also means no other task can interleave between
-`BEGIN` and `COMMIT` on the shared connection, so no lock is needed, and a cancelled caller can
-never leave a write half-done in a worker. The cost: while another process holds the write
-lock, the loop blocks for up to `busy_timeout`; to share state among busy server processes,
-use the Redis store. Nothing here logs message content, arguments or results.
+Calls run directly on the event loop thread: each is one short indexed statement or one small
+transaction (tens of microseconds in WAL mode), cheaper than a hop to a worker thread and back.
+It also means no other task can interleave between `BEGIN` and `COMMIT` on the shared
+connection, so no lock is needed, and a cancelled caller never leaves a write running in a
+worker. The cost: while another process holds the write lock, the loop blocks for up to
+`busy_timeout`; busy multi-process servers should share state through Redis instead.
+Nothing here logs message content, arguments or results.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Generator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Self
@@ -42,7 +41,7 @@ from ..messages import Message, message_from_dict
 from ..policy import Grant
 from . import CallState, LedgerEntry
 
-__all__ = ["SqliteStore"]
+__all__ = ["FILENAME", "SCHEMA_VERSION", "SqliteStore"]
 
 _log = logging.getLogger("toolwire.store")
 
@@ -84,7 +83,8 @@ SCHEMA_VERSION: Final = len(_MIGRATIONS)
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    # ASCII only: a lone surrogate (a model can send "\ud800") is escaped instead of failing to encode.
+    return json.dumps(value, separators=(",", ":"))
 
 
 def _thread_key(thread_id: str | None) -> str:
@@ -98,8 +98,17 @@ def _grant(row: Any) -> Grant:
     return Grant(None if thread == _NO_THREAD else thread, tool, bool(explicit), granted_at)
 
 
+_LEDGER_COLUMNS: Final = "thread_id, call_id, request_index, state, execution, mode, deadline, call, result"
+
+
+def _ledger_row(entry: LedgerEntry) -> tuple[Any, ...]:
+    head = (entry.thread_id, entry.call.id, entry.request_index, entry.state.value, entry.execution, entry.mode)
+    result = None if entry.result is None else _dumps(entry.result.to_dict())
+    return (*head, entry.deadline, _dumps(entry.call.to_dict()), result)
+
+
 def _entry(row: Any) -> LedgerEntry:
-    thread, request_index, state, execution, mode, deadline, call, result = row
+    thread, _, request_index, state, execution, mode, deadline, call, result = row
     return LedgerEntry(
         thread_id=thread,
         call=ToolCall.from_dict(json.loads(call)),
@@ -110,9 +119,6 @@ def _entry(row: Any) -> LedgerEntry:
         deadline=deadline,
         result=None if result is None else ToolResult.from_dict(json.loads(result)),
     )
-
-
-_ENTRY_COLUMNS: Final = "thread_id, request_index, state, execution, mode, deadline, call, result"
 
 
 class SqliteStore:
@@ -137,6 +143,8 @@ class SqliteStore:
             db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
+            # On for later schema versions. Version 1 declares no foreign key: as in `MemoryStore`,
+            # messages and ledger entries may be written for a thread before `create_thread`.
             db.execute("PRAGMA foreign_keys = ON")
             _migrate(db, self.path)
         except BaseException:
@@ -160,18 +168,8 @@ class SqliteStore:
         """Run a query and return its first row (None if there is none)."""
         return self._connection().execute(sql, params).fetchone()
 
-    @contextmanager
-    def _write(self) -> Generator[sqlite3.Connection]:
-        """Run the body as one write transaction, taking the file's write lock up front."""
-        db = self._connection()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield db
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return _transaction(self._connection())
 
     # -- threads and transcripts ----------------------------------------------------------------
 
@@ -214,25 +212,12 @@ class SqliteStore:
 
     async def record_calls(self, entries: Sequence[LedgerEntry]) -> None:
         """Write calls to the ledger before they run (write-ahead); existing ids are kept."""
-        rows = [
-            (
-                entry.thread_id,
-                entry.call.id,
-                entry.request_index,
-                entry.state.value,
-                entry.execution,
-                entry.mode,
-                entry.deadline,
-                _dumps(entry.call.to_dict()),
-                None if entry.result is None else _dumps(entry.result.to_dict()),
-            )
-            for entry in entries
-        ]
+        rows = [_ledger_row(entry) for entry in entries]
         with self._write() as db:
             # ON CONFLICT DO NOTHING rather than OR IGNORE: only a duplicate id is skipped silently.
             db.executemany(
-                "INSERT INTO ledger (thread_id, call_id, request_index, state, execution, mode, deadline, call, result)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, call_id) DO NOTHING",
+                f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (thread_id, call_id) DO NOTHING",
                 rows,
             )
 
@@ -257,14 +242,14 @@ class SqliteStore:
     async def get_call(self, thread_id: str, call_id: str) -> LedgerEntry | None:
         """Return the ledger entry of a call."""
         row = self._one(
-            f"SELECT {_ENTRY_COLUMNS} FROM ledger WHERE thread_id = ? AND call_id = ?", (thread_id, call_id)
+            f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE thread_id = ? AND call_id = ?", (thread_id, call_id)
         )
         return None if row is None else _entry(row)
 
     async def open_calls(self, thread_id: str) -> list[LedgerEntry]:
         """Return the thread's calls that are not TERMINAL, in the order they were recorded."""
         rows = self._connection().execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM ledger WHERE thread_id = ? AND state != ? ORDER BY recorded",
+            f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE thread_id = ? AND state != ? ORDER BY recorded",
             (thread_id, _TERMINAL),
         )
         return [_entry(row) for row in rows]
@@ -357,10 +342,22 @@ class SqliteStore:
         await self.aclose()
 
 
-def _migrate(db: sqlite3.Connection, path: Path) -> None:
-    """Bring the file's schema to `SCHEMA_VERSION` in one transaction (other processes wait)."""
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Generator[sqlite3.Connection]:
+    """Run the body as one write transaction, taking the file's write lock up front."""
     db.execute("BEGIN IMMEDIATE")
     try:
+        yield db
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+def _migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring the file's schema to `SCHEMA_VERSION` in one transaction (other processes wait)."""
+    with _transaction(db):
         (version,) = db.execute("PRAGMA user_version").fetchone()
         if version > SCHEMA_VERSION:
             raise UsageError(
@@ -371,8 +368,3 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
         if version < SCHEMA_VERSION:
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             _log.info("migrated %s from schema version %d to %d", path, version, SCHEMA_VERSION)
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise

@@ -1,0 +1,167 @@
+"""Facts about `SqliteStore` alone: the file, durability, other processes, schema versions."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import sys
+import textwrap
+from contextlib import closing
+from pathlib import Path
+
+import anyio
+import pytest
+
+from toolwire import ToolCall, ToolResult, UsageError
+from toolwire.envelopes import arguments_hash
+from toolwire.messages import AssistantMessage, UserMessage
+from toolwire.store import CallState, LedgerEntry
+from toolwire.store.sqlite import FILENAME, SCHEMA_VERSION, SqliteStore
+
+CALL = ToolCall(id="call_1", name="lookup", arguments={"query": "weather in Paris"})
+HASH = arguments_hash(CALL.arguments)
+
+
+def pragma(path: Path, statement: str) -> tuple[object, ...] | None:
+    """Run a PRAGMA on the file through a connection of its own."""
+    with closing(sqlite3.connect(path)) as db:
+        return db.execute(f"PRAGMA {statement}").fetchone()
+
+
+def pending(thread_id: str = "t1") -> LedgerEntry:
+    return LedgerEntry(thread_id=thread_id, call=CALL, request_index=0, deadline=1_900_000_000.0)
+
+
+async def test_data_survives_closing_and_reopening_the_file(tmp_path: Path) -> None:
+    messages = [UserMessage("Weather in Paris?"), AssistantMessage("", (CALL,))]
+    async with SqliteStore(tmp_path / "db.sqlite3") as store:
+        await store.create_thread("t1", principal="alice")
+        await store.append_messages("t1", messages)
+        await store.record_calls([pending()])
+        grant = await store.grant("t1", "lookup")
+        await store.remember_denial("t1", "shell_run", HASH, "the user refused")
+        await store.approve_once("t1", CALL.id, CALL.name, HASH)
+    async with SqliteStore(tmp_path / "db.sqlite3") as reopened:
+        assert await reopened.thread_principal("t1") == "alice"
+        assert await reopened.load_messages("t1") == messages
+        assert await reopened.open_calls("t1") == [pending()]
+        assert await reopened.grants("t1") == [grant]
+        assert await reopened.find_denial("t1", "shell_run", HASH) == "the user refused"
+        assert await reopened.take_approval("t1", CALL.id, CALL.name, HASH) is True
+
+
+async def test_file_is_in_wal_mode(tmp_path: Path) -> None:
+    async with SqliteStore(tmp_path / "db.sqlite3"):
+        assert pragma(tmp_path / "db.sqlite3", "journal_mode") == ("wal",)
+
+
+async def test_in_directory_creates_the_data_directory_and_one_file(tmp_path: Path) -> None:
+    data_dir = tmp_path / "nested" / ".toolwire"
+    async with SqliteStore.in_directory(data_dir) as store:
+        await store.create_thread("t1")
+        assert store.path == data_dir / FILENAME == data_dir / "toolwire.sqlite3"
+        assert store.path.is_file()
+
+
+async def test_new_file_has_the_current_schema_version(tmp_path: Path) -> None:
+    async with SqliteStore(tmp_path / "db.sqlite3"):
+        assert pragma(tmp_path / "db.sqlite3", "user_version") == (SCHEMA_VERSION,)
+
+
+async def test_file_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    pragma(tmp_path / "db.sqlite3", f"user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(UsageError, match="newer than this toolwire"):
+        SqliteStore(tmp_path / "db.sqlite3")
+
+
+async def test_using_the_store_after_close_raises_a_clear_error(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "db.sqlite3")
+    await store.aclose()
+    await store.aclose()  # closing twice is harmless
+    with pytest.raises(UsageError, match="SqliteStore .* is closed"):
+        await store.load_messages("t1")
+    with pytest.raises(UsageError, match="is closed"):
+        await store.create_thread("t1")
+
+
+async def test_empty_thread_id_is_refused_by_approval_methods(tmp_path: Path) -> None:
+    async with SqliteStore(tmp_path / "db.sqlite3") as store:
+        with pytest.raises(UsageError, match="pass None"):
+            await store.grant("", "lookup")
+
+
+async def test_failed_write_is_rolled_back_whole(tmp_path: Path) -> None:
+    async with SqliteStore(tmp_path / "db.sqlite3") as store:
+        await store.append_messages("t1", [UserMessage("one")])
+        with closing(sqlite3.connect(tmp_path / "db.sqlite3")) as db:
+            db.execute(
+                "CREATE TRIGGER fail BEFORE INSERT ON messages WHEN NEW.seq = 2 BEGIN SELECT RAISE(ABORT, 'disk'); END"
+            )
+        with pytest.raises(sqlite3.IntegrityError):
+            await store.append_messages("t1", [UserMessage("two"), UserMessage("three")])
+        with closing(sqlite3.connect(tmp_path / "db.sqlite3")) as db:
+            db.execute("DROP TRIGGER fail")
+        await store.append_messages("t1", [UserMessage("four")])
+        assert await store.load_messages("t1") == [UserMessage("one"), UserMessage("four")]
+
+
+async def test_first_terminal_result_wins_across_connections(tmp_path: Path) -> None:
+    first, late = ToolResult.ok(CALL.id, 1), ToolResult.canceled(CALL.id, "restart", "system")
+    async with SqliteStore(tmp_path / "db.sqlite3") as one, SqliteStore(tmp_path / "db.sqlite3") as two:
+        await one.record_calls([pending()])
+        assert await two.complete_call("t1", CALL.id, first) is True
+        assert await one.complete_call("t1", CALL.id, late) is False
+        found = await one.get_call("t1", CALL.id)
+        assert found is not None and found.state is CallState.TERMINAL and found.result == first
+
+
+async def test_approval_is_consumed_once_across_connections(tmp_path: Path) -> None:
+    async with SqliteStore(tmp_path / "db.sqlite3") as one, SqliteStore(tmp_path / "db.sqlite3") as two:
+        await one.approve_once("t1", CALL.id, CALL.name, HASH)
+        assert await two.take_approval("t1", CALL.id, CALL.name, HASH) is True
+        assert await one.take_approval("t1", CALL.id, CALL.name, HASH) is False
+
+
+async def test_nothing_logged_contains_message_content(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    secret = "the launch code is 0000"
+    caplog.set_level(logging.DEBUG)
+    async with SqliteStore(tmp_path / "db.sqlite3") as store:
+        await store.append_messages("t1", [UserMessage(secret)])
+        await store.record_calls(
+            [LedgerEntry(thread_id="t1", call=ToolCall(id="c", name="x", arguments={"s": secret}), request_index=0)]
+        )
+        await store.load_messages("t1")
+    assert caplog.records  # the migration is logged
+    assert secret not in caplog.text
+
+
+CRASHING_WRITER = textwrap.dedent(
+    """
+    import os, sys
+    import anyio
+    from toolwire import ToolCall
+    from toolwire.messages import AssistantMessage, UserMessage
+    from toolwire.store import LedgerEntry
+    from toolwire.store.sqlite import SqliteStore
+
+    async def main() -> None:
+        store = SqliteStore.in_directory(sys.argv[1])
+        call = ToolCall(id="call_1", name="lookup", arguments={"query": "weather in Paris"})
+        await store.create_thread("t1", principal="alice")
+        await store.append_messages("t1", [UserMessage("Weather in Paris?"), AssistantMessage("", (call,))])
+        await store.record_calls([LedgerEntry(thread_id="t1", call=call, request_index=0)])
+        os._exit(0)  # a crash: no aclose(), no checkpoint of the WAL
+
+    anyio.run(main)
+    """
+)
+
+
+async def test_another_process_sees_what_a_crashed_process_wrote(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    await anyio.run_process([sys.executable, "-c", CRASHING_WRITER, str(data_dir)], check=True)
+    async with SqliteStore.in_directory(data_dir) as store:
+        assert await store.thread_principal("t1") == "alice"
+        assert await store.load_messages("t1") == [UserMessage("Weather in Paris?"), AssistantMessage("", (CALL,))]
+        [open_call] = await store.open_calls("t1")
+        assert (open_call.call, open_call.state) == (CALL, CallState.PENDING)
