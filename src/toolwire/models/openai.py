@@ -1,17 +1,19 @@
-"""An adapter for OpenAI-compatible Chat Completions servers: OpenAI, vLLM, llama-cpp-python, ...
+"""`OpenAIModel`: OpenAI-compatible Chat Completions (OpenAI, vLLM, llama-cpp-python, ...), streamed.
 
 ```python
-model = OpenAIModel("gpt-4o-mini")  # OPENAI_API_KEY from the environment
+async with OpenAIModel("gpt-4o-mini") as model:  # OPENAI_API_KEY from the environment
+    ...
 local = OpenAIModel("local", base_url="http://127.0.0.1:8090/v1", text_tool_calls=True)
 ```
 
-Requests always stream. Tool call arguments that are not a JSON object (truncated by
-`max_tokens`, or malformed) keep their call, with arguments `{"_raw_arguments": "<text>"}`: no
-tool has that parameter, so the loop answers the call with an `invalid_parameters` result that
-names it, and the model gets to try again instead of the run failing.
+A tool call whose arguments are not a JSON object (malformed, or cut off by `max_tokens`) is
+kept, with the raw text under `INVALID_JSON_KEY` as its only argument: no tool has that
+parameter, so the pipeline answers it with an `invalid_parameters` result naming it, and the
+model can try again instead of the run failing.
 
-Local servers often write a tool call in the text rather than as `tool_calls` when
-`tool_choice="auto"`; `text_tool_calls=True` recovers such calls with `parse_text_tool_calls()`.
+Local servers often write a tool call in the text instead of `tool_calls` when
+`tool_choice="auto"`; `text_tool_calls=True` recovers those with `parse_text_tool_calls()`, and
+holds the streamed text back from where such a call may start, so raw calls never reach the UI.
 """
 
 from __future__ import annotations
@@ -20,55 +22,56 @@ import json
 import os
 import re
 import secrets
-from collections.abc import AsyncIterator, Collection, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final, assert_never, cast
 
 from ..envelopes import ToolCall
 from ..errors import ProviderError, UsageError
-from ..messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
+from ..messages import AssistantMessage, Message, ToolDefinition, ToolResultMessage, Usage, UserMessage
 from . import ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice, import_extra
 
 if TYPE_CHECKING:
     import httpx
+else:
+    httpx = import_extra("httpx", "openai")
 
-__all__ = ["RAW_ARGUMENTS", "OpenAIModel", "parse_text_tool_calls"]
+__all__ = ["INVALID_JSON_KEY", "OpenAIModel", "parse_text_tool_calls"]
 
-RAW_ARGUMENTS = "_raw_arguments"
-"""The argument key that carries a call's arguments when they are not a JSON object."""
+INVALID_JSON_KEY: Final = "_invalid_json"
+"""The one argument of a call whose arguments were not a JSON object; its value is the raw text."""
 
-_PROVIDER = "openai-compatible"
-_DEFAULT_BASE_URL = "https://api.openai.com/v1"
-_HINTS = {
-    401: "check OPENAI_API_KEY (or api_key=...)",
-    403: "check that OPENAI_API_KEY may use this model",
-    404: "check the model name (TOOLWIRE_MODEL or model=...) and base_url",
-    429: "rate limited or out of quota: wait and retry, or check the account's limits",
+_PROVIDER: Final = "openai-compatible"
+_HINTS: Final[Mapping[int, str]] = {
+    401: "authentication failed; check OPENAI_API_KEY (or api_key=)",
+    403: "the API key may not use this model; check its permissions",
+    404: "not found; check the model name {model!r} (TOOLWIRE_MODEL or model=) and base_url {base_url}",
+    429: "rate limited or out of quota; retry later or check the account's limits",
 }
-# Where a call may start in the text; streaming holds the text back from there (text_tool_calls).
-_CALL_MARKERS = ("<tool_call>", "```", "{")
+_CALL_MARKERS: Final = ("<tool_call>", "```", "{")
+"""Where a tool call written in the text may start."""
 
 
 class OpenAIModel:
-    """A model behind an OpenAI-compatible `/chat/completions` endpoint.
+    """A model behind an OpenAI-compatible `POST {base_url}/chat/completions`.
 
     Args:
-        model: The model name; defaults to `$TOOLWIRE_MODEL`. For llama-cpp-python's server it is
-            the `--model_alias`.
+        model: The model name; defaults to `$TOOLWIRE_MODEL` (without an `openai:` prefix). For
+            llama-cpp-python's server it is the `--model_alias`.
         base_url: The API root, e.g. `http://127.0.0.1:8090/v1`; defaults to `$OPENAI_BASE_URL`,
-            else `https://api.openai.com/v1`.
-        api_key: Defaults to `$OPENAI_API_KEY`. Without one no `Authorization` header is sent,
-            which suits local servers.
-        http_client: An `httpx.AsyncClient` to reuse (and to close yourself); without one each
-            request opens and closes its own.
-        timeout: Seconds allowed to connect and between two streamed chunks.
+            then `https://api.openai.com/v1`.
+        api_key: Defaults to `$OPENAI_API_KEY`; without one no `Authorization` header is sent,
+            as local servers expect.
+        http_client: A client to send requests with (proxies, pools, tests); the adapter never
+            closes a client it did not create.
+        timeout: Seconds allowed to connect, and between two chunks of the stream.
         parallel_tool_calls: Sent when set; `False` asks for at most one call per response.
-        text_tool_calls: Recover tool calls the model wrote in its text (Hermes
-            `<tool_call>` tags, fenced or bare JSON) when it sent no native `tool_calls`.
-        temperature: Sent when set.
-        max_tokens: Sent when set.
+        text_tool_calls: Recover tool calls written in the text when no native `tool_calls` came.
+        temperature: Sampling temperature; the server's default when `None`.
+        max_tokens: The most tokens one response may generate; the server's default when `None`.
 
     Raises:
-        UsageError: No model name was given, or `httpx` is missing (`toolwire[openai]`).
+        UsageError: No model name was given or found in the environment.
     """
 
     def __init__(
@@ -84,273 +87,264 @@ class OpenAIModel:
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> None:
-        self._httpx = import_extra("httpx", "openai")
-        model = model or os.environ.get("TOOLWIRE_MODEL")
+        # TOOLWIRE_MODEL may hold a spec for `model_from_spec`, e.g. `openai:gpt-4o-mini`.
+        model = model or os.environ.get("TOOLWIRE_MODEL", "").removeprefix("openai:")
         if not model:
             raise UsageError(
                 "no model name: pass OpenAIModel('gpt-4o-mini') or set TOOLWIRE_MODEL "
                 "(for llama-cpp-python's server, its --model_alias)"
             )
         self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or _DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
+        self.text_tool_calls = text_tool_calls
         self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        self._client = http_client
         self._timeout = timeout
-        self._options: dict[str, Any] = {
-            key: value for key, value in (("temperature", temperature), ("max_tokens", max_tokens)) if value is not None
-        }
-        self._parallel_tool_calls = parallel_tool_calls
-        self._text_tool_calls = text_tool_calls
+        self._tool_options = {"parallel_tool_calls": parallel_tool_calls}
+        self._sampling = {"temperature": temperature, "max_tokens": max_tokens}
+        self._owns_client = http_client is None
+        self._client = httpx.AsyncClient(timeout=timeout) if http_client is None else http_client
 
     @property
     def name(self) -> str:
-        """`openai:` and the model name."""
+        """`openai:<model>`, for logs and the UI."""
         return f"openai:{self.model}"
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, base_url={self.base_url!r})"
 
+    async def aclose(self) -> None:
+        """Close the HTTP client if this adapter created it."""
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> OpenAIModel:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
-        """Return the JSON body `stream()` POSTs for `request` (for tests and debugging)."""
-        messages: list[dict[str, Any]] = [{"role": "system", "content": request.system}] if request.system else []
-        messages.extend(_message(message) for message in request.messages)
-        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        """Return the JSON body `stream()` posts for `request`.
+
+        Raises:
+            UsageError: `tool_choice` names a tool that is not offered.
+        """
+        system = [{"role": "system", "content": request.system}] if request.system else []
+        body: dict[str, Any] = {"model": self.model, "messages": system + [_message(m) for m in request.messages]}
         if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-                }
-                for t in request.tools
-            ]
-            body["tool_choice"] = _tool_choice(request.tool_choice)
-            if self._parallel_tool_calls is not None:
-                body["parallel_tool_calls"] = self._parallel_tool_calls
-        body.update(self._options)
-        body["stream"] = True
-        body["stream_options"] = {"include_usage": True}
+            body["tools"] = [_tool(definition) for definition in request.tools]
+            body["tool_choice"] = _tool_choice(request.tool_choice, request.tools)
+            body.update((key, value) for key, value in self._tool_options.items() if value is not None)
+        body.update((key, value) for key, value in self._sampling.items() if value is not None)
+        body.update(stream=True, stream_options={"include_usage": True})
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """POST `request` and yield `TextDelta`s as they arrive, then the `ModelResponse`.
+        """Answer `request`: yield `TextDelta`s as the text arrives, then one `ModelResponse`.
 
         Raises:
-            ProviderError: The server cannot be reached, answers with an HTTP error or sends a
-                malformed stream; the message says what to check.
+            ProviderError: The server could not be reached, refused the request or broke the
+                stream; the message says what to check.
+            UsageError: `tool_choice` names a tool that is not offered.
         """
-        httpx = self._httpx
+        body, url = self.request_body(request), f"{self.base_url}/chat/completions"
         headers = {"Accept": "text/event-stream"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        names = [tool.name for tool in request.tools]
-        gate = _TextGate(enabled=self._text_tool_calls and bool(names))
-        stream = _Stream()
-        client = self._client or httpx.AsyncClient()
+        names = [] if request.tool_choice == "none" else [definition.name for definition in request.tools]
+        gate, assembly = _TextGate(enabled=self.text_tool_calls and bool(names)), _Assembly()
         try:
-            async with client.stream(
-                "POST",
-                f"{self.base_url}/chat/completions",
-                json=self.request_body(request),
-                headers=headers,
-                timeout=self._timeout,
-            ) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise self._http_error(response.status_code, response.text)
-                async for line in response.aiter_lines():
+            async with self._client.stream("POST", url, json=body, headers=headers, timeout=self._timeout) as reply:
+                if reply.status_code >= 400:
+                    await reply.aread()
+                    raise self._http_error(reply.status_code, reply.text)
+                async for line in reply.aiter_lines():
                     if not line.startswith("data:"):
-                        continue  # SSE comments, `event:` and blank lines
-                    data = line[5:].strip()
-                    if data == "[DONE]":
+                        continue  # blank lines, `event:`, `id:` and `: comment` lines
+                    if (data := line[5:].strip()) == "[DONE]":
+                        assembly.done = True
                         break
-                    if text := gate.feed(stream.feed(self._chunk(data))):
+                    if text := gate.feed(assembly.feed(self._chunk(data))):
                         yield TextDelta(text)
-        except httpx.TimeoutException as exc:
-            raise ProviderError(_PROVIDER, f"no answer from {self.base_url} within {self._timeout} s") from exc
         except httpx.TransportError as exc:
-            raise ProviderError(
-                _PROVIDER,
-                f"cannot reach {self.base_url} ({type(exc).__name__}: {self._scrub(str(exc))}); "
-                "start the server or set OPENAI_BASE_URL",
-            ) from exc
-        finally:
-            if self._client is None:
-                await client.aclose()
-        text, calls = stream.text, stream.tool_calls()
-        if self._text_tool_calls and names and not calls:
+            detail = self._redact(f"{type(exc).__name__}: {exc}")
+            if isinstance(exc, httpx.ReadTimeout):
+                message = f"{self.base_url} sent nothing for {self._timeout} s ({detail}); raise timeout= or retry"
+            else:
+                message = f"cannot reach {self.base_url} ({detail}); start the server or set OPENAI_BASE_URL"
+            raise ProviderError(_PROVIDER, message) from exc
+        if not assembly.done and assembly.finish_reason is None:
+            raise ProviderError(_PROVIDER, "the stream ended before [DONE]; retry the request")
+        text, calls = assembly.text, assembly.tool_calls()
+        if self.text_tool_calls and names and not calls:
             text, calls = parse_text_tool_calls(text, names)
         if tail := gate.tail(text):
             yield TextDelta(tail)
+        usage = Usage(requests=1, input_tokens=assembly.input_tokens, output_tokens=assembly.output_tokens)
+        model_name = assembly.model_name or self.model
         yield ModelResponse(
-            text=text,
-            tool_calls=tuple(calls),
-            usage=stream.usage,
-            finish_reason=stream.finish_reason,
-            model_name=stream.model_name or self.model,
+            text=text, tool_calls=tuple(calls), usage=usage, finish_reason=assembly.finish_reason, model_name=model_name
         )
 
     def _chunk(self, data: str) -> dict[str, Any]:
         try:
-            chunk = json.loads(data)
+            chunk: Any = json.loads(data)
         except ValueError:
-            raise ProviderError(_PROVIDER, f"malformed stream chunk from {self.base_url}: {data[:200]!r}") from None
-        chunk = _object(chunk)
+            chunk = None
+        if not isinstance(chunk, dict):
+            raise ProviderError(_PROVIDER, f"the stream sent a chunk that is not a JSON object: {data[:200]!r}")
+        chunk = cast("dict[str, Any]", chunk)
         if "error" in chunk:
-            raise ProviderError(_PROVIDER, f"the stream failed: {self._scrub(_error_message(chunk) or data[:500])}")
+            raise ProviderError(_PROVIDER, self._redact(f"the stream reported an error: {_error_message(chunk)}"))
         return chunk
 
     def _http_error(self, status: int, body: str) -> ProviderError:
-        hint = _HINTS.get(status) or (
-            f"the server at {self.base_url} failed; retry later or check its logs"
-            if status >= 500
-            else "the request was refused; check the model's limits and the request options"
-        )
+        if status in _HINTS:
+            hint = _HINTS[status].format(model=self.model, base_url=self.base_url)
+        elif status >= 500:
+            hint = f"the server at {self.base_url} failed; retry later or check its logs"
+        else:
+            hint = "the request was refused"
         try:
-            detail = _error_message(_object(json.loads(body)))
+            detail = _error_message(json.loads(body))
         except ValueError:
-            detail = body.strip()[:500]
-        return ProviderError(_PROVIDER, f"{hint}" + (f" ({self._scrub(detail)})" if detail else ""), status=status)
+            detail = body.strip()[:200]
+        return ProviderError(_PROVIDER, self._redact(f"{hint} ({detail})" if detail else hint), status=status)
 
-    def _scrub(self, text: str) -> str:
-        # A server may echo what it was sent; never let the key reach a message or a log.
-        return text.replace(self._api_key, "***") if self._api_key else text
+    def _redact(self, text: str) -> str:
+        # Servers and proxies may echo a bad key back; never let it into a message or a log.
+        return text.replace(self._api_key, "<redacted>") if self._api_key else text
 
 
-class _Stream:
-    """Assembles streamed chunks: text, tool calls (by `index`), usage, finish reason."""
+class _Assembly:
+    """The response being streamed, built up chunk by chunk; tool calls by their `index`."""
 
     def __init__(self) -> None:
-        self._text: list[str] = []
-        self._calls: dict[int, tuple[str, str, list[str]]] = {}
-        self.usage = Usage(requests=1)
+        self.parts: list[str] = []
+        self.calls: dict[int, tuple[str, str, list[str]]] = {}
+        self.input_tokens = self.output_tokens = 0
         self.finish_reason: str | None = None
         self.model_name: str | None = None
+        self.done = False
 
     @property
     def text(self) -> str:
-        return "".join(self._text)
+        return "".join(self.parts)
 
     def feed(self, chunk: Mapping[str, Any]) -> str:
-        """Take one chunk; return its text (empty when it has none)."""
+        """Apply one chunk; return the text it adds (empty when none)."""
         self.model_name = self.model_name or chunk.get("model")
         if usage := _object(chunk.get("usage")):
-            self.usage = Usage(1, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+            self.input_tokens = int(usage.get("prompt_tokens") or 0)
+            self.output_tokens = int(usage.get("completion_tokens") or 0)
         text = ""
-        for choice in _list(chunk.get("choices")):
-            choice = _object(choice)
+        for choice in map(_object, _list(chunk.get("choices"))):
             delta = _object(choice.get("delta"))
-            if content := delta.get("content"):
-                text += str(content)
-            for position, item in enumerate(_list(delta.get("tool_calls"))):
-                item = _object(item)
+            text += str(delta.get("content") or "")
+            for position, item in enumerate(map(_object, _list(delta.get("tool_calls")))):
                 function = _object(item.get("function"))
                 index = int(item.get("index", position))
-                call_id, name, fragments = self._calls.get(index, ("", "", []))
-                fragments.append(str(function.get("arguments") or ""))
-                self._calls[index] = (
+                call_id, name, fragments = self.calls.setdefault(index, ("", "", []))
+                arguments = function.get("arguments") or ""
+                fragments.append(arguments if isinstance(arguments, str) else json.dumps(arguments))
+                # The id and name come with the first fragment; some servers repeat them.
+                self.calls[index] = (
                     call_id or str(item.get("id") or ""),
                     name or str(function.get("name") or ""),
                     fragments,
                 )
             self.finish_reason = choice.get("finish_reason") or self.finish_reason
-        self._text.append(text)
+        self.parts.append(text)
         return text
 
     def tool_calls(self) -> list[ToolCall]:
         return [
             ToolCall(id=call_id or _new_id(), name=name, arguments=_arguments("".join(fragments)))
-            for _, (call_id, name, fragments) in sorted(self._calls.items())
+            for _, (call_id, name, fragments) in sorted(self.calls.items())
         ]
 
 
 class _TextGate:
-    """Streams text up to where a tool call written in it may start, so raw calls never show."""
+    """Passes streamed text up to where a tool call written in it may start (`text_tool_calls`)."""
 
     def __init__(self, *, enabled: bool) -> None:
-        self._enabled = enabled
-        self._seen = ""
-        self._sent = 0
-        self._closed = False
+        self.enabled = enabled
+        self.seen, self.sent, self.closed = "", 0, False
 
     def feed(self, text: str) -> str:
-        if not self._enabled:
+        if not self.enabled:
             return text
-        self._seen += text
-        if self._closed:
+        self.seen += text
+        if self.closed:
             return ""
-        starts = [i for i in (self._seen.find(marker) for marker in _CALL_MARKERS) if i >= 0]
+        starts = [index for index in (self.seen.find(marker, self.sent) for marker in _CALL_MARKERS) if index >= 0]
         if starts:
-            self._closed, end = True, min(starts)
-        else:  # hold back a suffix that may begin a marker
-            end = len(self._seen) - max(
-                (n for marker in _CALL_MARKERS for n in range(1, len(marker)) if self._seen.endswith(marker[:n])),
-                default=0,
-            )
-        out, self._sent = self._seen[self._sent : end], max(self._sent, end)
+            self.closed, end = True, min(starts)
+        else:  # hold back an ending that may begin a marker
+            ending = (n for marker in _CALL_MARKERS for n in range(1, len(marker)) if self.seen.endswith(marker[:n]))
+            end = len(self.seen) - max(ending, default=0)
+        out, self.sent = self.seen[self.sent : end], max(self.sent, end)
         return out
 
     def tail(self, final_text: str) -> str:
-        """The rest of `final_text` (calls removed) once the stream has ended."""
-        sent = self._seen[: self._sent]
-        return final_text[len(sent) :] if self._enabled and final_text.startswith(sent) else ""
+        """What `final_text` (the calls taken out) adds to the text already passed."""
+        sent, final_text = self.seen[: self.sent].lstrip(), final_text.lstrip()
+        return final_text[len(sent) :] if self.enabled and final_text.startswith(sent) else ""
 
 
 def parse_text_tool_calls(text: str, tool_names: Collection[str]) -> tuple[str, list[ToolCall]]:
-    """Find tool calls a model wrote in its text, for servers that do not return `tool_calls`.
+    """Find the tool calls a model wrote in its text, for servers that do not return `tool_calls`.
 
-    Recognizes Hermes `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` (one or many), a
-    fenced JSON block, and a bare JSON object (or list of them), each with a `name` among
-    `tool_names` and `arguments` (or `parameters`). Anything else stays text.
+    Recognizes Hermes `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` (one or many, the
+    closing tag optional at the end), fenced JSON blocks and bare JSON objects (or lists of them),
+    each with a `name` among `tool_names` and `arguments` (or `parameters`). Anything else,
+    including a call of a tool not offered, stays text.
 
     Args:
         text: The model's whole answer.
         tool_names: The names of the tools offered on this turn.
 
     Returns:
-        The text with the recovered calls removed (stripped), and the calls with new ids.
+        The text without the recovered calls (stripped), and the calls, with new ids.
     """
     calls: list[ToolCall] = []
 
     def take(match: re.Match[str]) -> str:
-        found = _calls_in(match.group(1), tool_names)
+        try:
+            found = _calls_in(json.JSONDecoder().raw_decode(match.group(1).strip())[0], tool_names)
+        except (ValueError, RecursionError):  # RecursionError: a model looping on `[[[[`
+            found = []
         calls.extend(found)
         return "" if found else match.group(0)
 
-    text = re.sub(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", take, text, flags=re.DOTALL)
-    text = re.sub(r"```[\w-]*[ \t]*\n?(.*?)```", take, text, flags=re.DOTALL)
+    text = re.sub(r"<tool_call>(.*?)(?:</tool_call>|$)", take, text, flags=re.DOTALL)
+    text = re.sub(r"```[\w-]*(.*?)```", take, text, flags=re.DOTALL)
     kept: list[str] = []
     position = skip = 0
-    for match in re.finditer(r"[{\[]", text):
+    for match in re.finditer(r'\{\s*"|\[\s*\{', text):  # where a call object, or a list of them, may start
         if match.start() < skip:
             continue  # inside JSON already read
         try:
             value, skip = json.JSONDecoder().raw_decode(text, match.start())
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
-        if found := _calls_in_value(value, tool_names):
+        if found := _calls_in(value, tool_names):
             kept.append(text[position : match.start()])
             calls.extend(found)
             position = skip
     kept.append(text[position:])
-    return "".join(kept).strip(), calls
+    return ("".join(kept).strip() if calls else text), calls
 
 
-def _calls_in(body: str, tool_names: Collection[str]) -> list[ToolCall]:
-    try:
-        value, _ = json.JSONDecoder().raw_decode(body.strip())
-    except ValueError:
-        return []
-    return _calls_in_value(value, tool_names)
-
-
-def _calls_in_value(value: Any, tool_names: Collection[str]) -> list[ToolCall]:
-    items = _list(value) if isinstance(value, list) else [value]
+def _calls_in(value: Any, tool_names: Collection[str]) -> list[ToolCall]:
+    """Read a call object or a list of them; all of it must be calls, or none is."""
     calls: list[ToolCall] = []
-    for item in items:
-        item = _object(item)
+    for item in map(_object, _list(value) if isinstance(value, list) else [value]):
         name, arguments = item.get("name"), item.get("arguments", item.get("parameters"))
         if not isinstance(name, str) or name not in tool_names or arguments is None:
-            return []  # all of it is a batch of calls, or none of it is
+            return []
         raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
         calls.append(ToolCall(id=_new_id(), name=name, arguments=_arguments(raw)))
     return calls
@@ -361,7 +355,8 @@ def _message(message: Message) -> dict[str, Any]:
         case UserMessage():
             return {"role": "user", "content": message.content}
         case AssistantMessage():
-            out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+            # "" rather than null: llama-cpp-python's server refuses null content, OpenAI takes both.
+            out: dict[str, Any] = {"role": "assistant", "content": message.text}
             if message.tool_calls:
                 out["tool_calls"] = [
                     {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _json(c.arguments)}}
@@ -370,30 +365,43 @@ def _message(message: Message) -> dict[str, Any]:
             return out
         case ToolResultMessage():
             return {"role": "tool", "tool_call_id": message.call_id, "content": _json(message.result.payload())}
+        case _:
+            assert_never(message)
 
 
-def _tool_choice(choice: ToolChoice) -> Any:
-    if choice in ("auto", "none", "required"):
-        return choice
-    return {"type": "function", "function": {"name": choice}}
+def _tool(definition: ToolDefinition) -> dict[str, Any]:
+    function = {
+        "name": definition.name,
+        "description": definition.description,
+        "parameters": dict(definition.parameters),
+    }
+    return {"type": "function", "function": function}
+
+
+def _tool_choice(choice: ToolChoice, tools: Sequence[ToolDefinition]) -> str | dict[str, Any]:
+    match choice:
+        case "auto" | "none" | "required":
+            return choice
+        case name if any(definition.name == name for definition in tools):
+            return {"type": "function", "function": {"name": name}}
+        case name:
+            offered = ", ".join(definition.name for definition in tools)
+            raise UsageError(f"tool_choice names {name!r}, which is not among the offered tools ({offered})")
 
 
 def _arguments(raw: str) -> dict[str, Any]:
-    if not raw.strip():
-        return {}  # a call of a tool without parameters
     try:
-        value = json.loads(raw)
+        value: Any = json.loads(raw) if raw.strip() else {}  # no text: a tool without parameters
     except ValueError:
-        return {RAW_ARGUMENTS: raw}
-    return cast("dict[str, Any]", value) if isinstance(value, dict) else {RAW_ARGUMENTS: raw}
+        value = None
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else {INVALID_JSON_KEY: raw}
 
 
-def _error_message(body: Mapping[str, Any]) -> str:
-    error = body.get("error")
-    if isinstance(error, str):
-        return error
-    message = _object(error).get("message") or body.get("message") or body.get("detail") or ""
-    return str(message)[:500]
+def _error_message(body: Any) -> str:
+    """Read `{"error": {"message"}}` or `{"error": "..."}` (servers differ), else an empty string."""
+    error = _object(body).get("error")
+    message = error if isinstance(error, str) else _object(error).get("message") or _object(body).get("detail")
+    return str(message or "")[:500]
 
 
 def _json(value: Any) -> str:
@@ -405,6 +413,7 @@ def _new_id() -> str:
 
 
 def _object(value: Any) -> dict[str, Any]:
+    """Return `value` if it is a JSON object, else an empty one (servers differ; be lenient)."""
     return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
 
 
