@@ -356,3 +356,12 @@ def test_first_cancel_wins():
     cancellation.cancel("first")
     cancellation.cancel("second", by="policy")
     assert (cancellation.reason, cancellation.by) == ("first", "user")
+
+
+def test_arguments_that_were_not_json_get_a_clear_problem():
+    with pytest.raises(InvalidArguments) as raised:
+        plain.validate({"_invalid_json": '{"a": 1'})
+    assert raised.value.problems == [
+        "'a' is required but missing",
+        "the arguments are not a JSON object (got '{\"a\": 1'); send one JSON object",
+    ]

@@ -21,9 +21,15 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from .errors import InvalidArguments, UsageError
 
-__all__ = ["Signature", "describe_validation_error"]
+__all__ = ["INVALID_JSON_KEY", "Signature", "describe_validation_error"]
 
 _FORBID_EXTRA: Final = ConfigDict(extra="forbid")
+
+INVALID_JSON_KEY: Final = "_invalid_json"
+"""The one argument model adapters give a call whose arguments were not a JSON object (the raw text).
+
+No tool has this parameter, so validation fails and the model is told to send a JSON object.
+"""
 
 
 class _ToolJsonSchema(GenerateJsonSchema):
@@ -123,6 +129,9 @@ def describe_validation_error(exc: ValidationError, schema: JsonSchemaValue) -> 
         match error["type"]:
             case "missing":
                 problems.append(f"'{where}' is required but missing")
+            case "extra_forbidden" if where == INVALID_JSON_KEY:
+                got = _preview(error.get("input"))
+                problems.append(f"the arguments are not a JSON object (got {got}); send one JSON object")
             case "extra_forbidden":
                 problems.append(f"'{where}' is not a parameter of this tool (parameters: {known})")
             case "dict_type" if not where:

@@ -12,7 +12,9 @@ from toolwire import Toolbox, ToolCall, ToolResult, invoke
 from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import AssistantMessage, ToolDefinition, ToolResultMessage, Usage, UserMessage
 from toolwire.models import ModelEvent, ModelRequest, ModelResponse, TextDelta
-from toolwire.models.openai import INVALID_JSON_KEY, OpenAIModel, parse_text_tool_calls
+from toolwire.models.calls import parse_text_tool_calls
+from toolwire.models.openai import OpenAIModel
+from toolwire.schema import INVALID_JSON_KEY
 
 KEY = "sk-proj-test-0123456789abcdef"
 BASE_URL = "https://api.example.test/v1"
@@ -333,7 +335,7 @@ async def test_invalid_json_becomes_an_invalid_parameters_result() -> None:
 
     result = await invoke(ToolCall(id="c1", name="get_weather", arguments={INVALID_JSON_KEY: '{"city": "Par'}), toolbox)
     assert result.error_code == "invalid_parameters"
-    assert INVALID_JSON_KEY in (result.error or "")
+    assert "the arguments are not a JSON object" in (result.error or "")
 
 
 # -- errors --------------------------------------------------------------------------------------

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import secrets
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, assert_never, cast
 
@@ -30,16 +28,14 @@ from ..envelopes import ToolCall
 from ..errors import ProviderError, UsageError
 from ..messages import AssistantMessage, Message, ToolDefinition, ToolResultMessage, Usage, UserMessage
 from . import ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice, import_extra
+from .calls import TextGate, new_call_id, parse_arguments, parse_text_tool_calls
 
 if TYPE_CHECKING:
     import httpx
 else:
     httpx = import_extra("httpx", "openai")
 
-__all__ = ["INVALID_JSON_KEY", "OpenAIModel", "parse_text_tool_calls"]
-
-INVALID_JSON_KEY: Final = "_invalid_json"
-"""The one argument of a call whose arguments were not a JSON object; its value is the raw text."""
+__all__ = ["OpenAIModel"]
 
 _PROVIDER: Final = "openai-compatible"
 _HINTS: Final[Mapping[int, str]] = {
@@ -48,8 +44,6 @@ _HINTS: Final[Mapping[int, str]] = {
     404: "not found; check the model name {model!r} (TOOLWIRE_MODEL or model=) and base_url {base_url}",
     429: "rate limited or out of quota; retry later or check the account's limits",
 }
-_CALL_MARKERS: Final = ("<tool_call>", "```", "{")
-"""Where a tool call written in the text may start."""
 
 
 class OpenAIModel:
@@ -154,7 +148,7 @@ class OpenAIModel:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         names = [] if request.tool_choice == "none" else [definition.name for definition in request.tools]
-        gate, assembly = _TextGate(enabled=self.text_tool_calls and bool(names)), _Assembly()
+        gate, assembly = TextGate(enabled=self.text_tool_calls and bool(names)), _Assembly()
         try:
             async with self._client.stream("POST", url, json=body, headers=headers, timeout=self._timeout) as reply:
                 if reply.status_code >= 400:
@@ -261,93 +255,9 @@ class _Assembly:
 
     def tool_calls(self) -> list[ToolCall]:
         return [
-            ToolCall(id=call_id or _new_id(), name=name, arguments=_arguments("".join(fragments)))
+            ToolCall(id=call_id or new_call_id(), name=name, arguments=parse_arguments("".join(fragments)))
             for _, (call_id, name, fragments) in sorted(self.calls.items())
         ]
-
-
-class _TextGate:
-    """Passes streamed text up to where a tool call written in it may start (`text_tool_calls`)."""
-
-    def __init__(self, *, enabled: bool) -> None:
-        self.enabled = enabled
-        self.seen, self.sent, self.closed = "", 0, False
-
-    def feed(self, text: str) -> str:
-        if not self.enabled:
-            return text
-        self.seen += text
-        if self.closed:
-            return ""
-        starts = [index for index in (self.seen.find(marker, self.sent) for marker in _CALL_MARKERS) if index >= 0]
-        if starts:
-            self.closed, end = True, min(starts)
-        else:  # hold back an ending that may begin a marker
-            ending = (n for marker in _CALL_MARKERS for n in range(1, len(marker)) if self.seen.endswith(marker[:n]))
-            end = len(self.seen) - max(ending, default=0)
-        out, self.sent = self.seen[self.sent : end], max(self.sent, end)
-        return out
-
-    def tail(self, final_text: str) -> str:
-        """What `final_text` (the calls taken out) adds to the text already passed."""
-        sent, final_text = self.seen[: self.sent].lstrip(), final_text.lstrip()
-        return final_text[len(sent) :] if self.enabled and final_text.startswith(sent) else ""
-
-
-def parse_text_tool_calls(text: str, tool_names: Collection[str]) -> tuple[str, list[ToolCall]]:
-    """Find the tool calls a model wrote in its text, for servers that do not return `tool_calls`.
-
-    Recognizes Hermes `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` (one or many, the
-    closing tag optional at the end), fenced JSON blocks and bare JSON objects (or lists of them),
-    each with a `name` among `tool_names` and `arguments` (or `parameters`). Anything else,
-    including a call of a tool not offered, stays text.
-
-    Args:
-        text: The model's whole answer.
-        tool_names: The names of the tools offered on this turn.
-
-    Returns:
-        The text without the recovered calls (stripped), and the calls, with new ids.
-    """
-    calls: list[ToolCall] = []
-
-    def take(match: re.Match[str]) -> str:
-        try:
-            found = _calls_in(json.JSONDecoder().raw_decode(match.group(1).strip())[0], tool_names)
-        except (ValueError, RecursionError):  # RecursionError: a model looping on `[[[[`
-            found = []
-        calls.extend(found)
-        return "" if found else match.group(0)
-
-    text = re.sub(r"<tool_call>(.*?)(?:</tool_call>|$)", take, text, flags=re.DOTALL)
-    text = re.sub(r"```[\w-]*(.*?)```", take, text, flags=re.DOTALL)
-    kept: list[str] = []
-    position = skip = 0
-    for match in re.finditer(r'\{\s*"|\[\s*\{', text):  # where a call object, or a list of them, may start
-        if match.start() < skip:
-            continue  # inside JSON already read
-        try:
-            value, skip = json.JSONDecoder().raw_decode(text, match.start())
-        except (ValueError, RecursionError):
-            continue
-        if found := _calls_in(value, tool_names):
-            kept.append(text[position : match.start()])
-            calls.extend(found)
-            position = skip
-    kept.append(text[position:])
-    return ("".join(kept).strip() if calls else text), calls
-
-
-def _calls_in(value: Any, tool_names: Collection[str]) -> list[ToolCall]:
-    """Read a call object or a list of them; all of it must be calls, or none is."""
-    calls: list[ToolCall] = []
-    for item in map(_object, _list(value) if isinstance(value, list) else [value]):
-        name, arguments = item.get("name"), item.get("arguments", item.get("parameters"))
-        if not isinstance(name, str) or name not in tool_names or arguments is None:
-            return []
-        raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-        calls.append(ToolCall(id=_new_id(), name=name, arguments=_arguments(raw)))
-    return calls
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -389,14 +299,6 @@ def _tool_choice(choice: ToolChoice, tools: Sequence[ToolDefinition]) -> str | d
             raise UsageError(f"tool_choice names {name!r}, which is not among the offered tools ({offered})")
 
 
-def _arguments(raw: str) -> dict[str, Any]:
-    try:
-        value: Any = json.loads(raw) if raw.strip() else {}  # no text: a tool without parameters
-    except ValueError:
-        value = None
-    return cast("dict[str, Any]", value) if isinstance(value, dict) else {INVALID_JSON_KEY: raw}
-
-
 def _error_message(body: Any) -> str:
     """Read `{"error": {"message"}}` or `{"error": "..."}` (servers differ), else an empty string."""
     error = _object(body).get("error")
@@ -406,10 +308,6 @@ def _error_message(body: Any) -> str:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def _new_id() -> str:
-    return "call_" + secrets.token_hex(12)
 
 
 def _object(value: Any) -> dict[str, Any]:
