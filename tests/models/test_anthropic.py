@@ -14,7 +14,8 @@ from toolwire import Toolbox, ToolCall, ToolResult, invoke
 from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import AssistantMessage, ToolDefinition, ToolResultMessage, Usage, UserMessage
 from toolwire.models import ModelEvent, ModelRequest, ModelResponse, TextDelta
-from toolwire.models.anthropic import INVALID_JSON_KEY, AnthropicModel
+from toolwire.models.anthropic import AnthropicModel
+from toolwire.schema import INVALID_JSON_KEY
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KEY = "sk-ant-api03-test-0123456789abcdef"

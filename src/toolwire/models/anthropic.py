@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, assert_never, cast
 from ..envelopes import ToolCall
 from ..errors import ProviderError, UsageError
 from ..messages import AssistantMessage, Message, ToolDefinition, ToolResultMessage, Usage, UserMessage
+from ..schema import INVALID_JSON_KEY
 from . import ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice, import_extra
 
 if TYPE_CHECKING:
@@ -29,13 +30,10 @@ if TYPE_CHECKING:
 else:
     httpx = import_extra("httpx", "anthropic")
 
-__all__ = ["API_VERSION", "INVALID_JSON_KEY", "AnthropicModel"]
+__all__ = ["API_VERSION", "AnthropicModel"]
 
 API_VERSION: Final = "2023-06-01"
 """The `anthropic-version` header this adapter speaks."""
-INVALID_JSON_KEY: Final = "_invalid_json"
-"""The one argument of a call whose input was not a JSON object; its value is the raw text."""
-
 _PROVIDER: Final = "anthropic"
 _DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
 _OVERLOADED: Final = "Anthropic is overloaded or unavailable; retry later"
