@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,6 +18,7 @@ from pydantic import BaseModel
 
 from toolwire import Agent, Toolbox, ToolCall, ToolResult, invoke, tool
 from toolwire.errors import UsageError
+from toolwire.examples import example_toolbox
 from toolwire.messages import AssistantMessage, ToolDefinition, ToolResultMessage, UserMessage
 from toolwire.models import ModelEvent, ModelRequest, ModelResponse, TextDelta
 from toolwire.models.llamacpp import NO_TOOL, LlamaCppModel, parse_output
@@ -344,3 +346,21 @@ async def test_a_missing_model_file_says_what_to_pass() -> None:
 def test_models_are_named_after_their_file() -> None:
     assert LlamaCppModel().name == "local:qwen2.5-coder-0.5b-instruct-q4_k_m"  # the demo weights
     assert LlamaCppModel("/models/Tiny.Q4.gguf").name == "local:Tiny.Q4"
+
+
+@pytest.mark.llama
+async def test_default_limits_give_a_grammar_llama_cpp_accepts_for_the_example_tools() -> None:
+    # Long string limits once made llama.cpp refuse the grammar, then crash while sampling.
+    async with LlamaCppModel() as model:  # the default max_tokens
+        request = ModelRequest(
+            system="", messages=(UserMessage("Rate from EUR to USD?"),), tools=example_toolbox().definitions()
+        )
+        events = [event async for event in model.stream(request)]
+    assert isinstance(events[-1], ModelResponse)
+
+
+def test_string_limits_are_capped_whatever_max_tokens() -> None:
+    request = ModelRequest(system="", messages=(UserMessage("hi"),), tools=example_toolbox().definitions())
+    text = json.dumps(LlamaCppModel("unused.gguf", max_tokens=4096).output_schema(request))
+    lengths = [int(found) for found in re.findall(r'"maxLength": (\d+)', text)]
+    assert lengths and max(lengths) <= 400

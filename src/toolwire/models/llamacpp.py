@@ -50,6 +50,9 @@ from .calls import new_call_id
 
 __all__ = ["NO_TOOL", "LlamaCppModel", "parse_output"]
 
+_MAX_ARGUMENT_LENGTH: Final = 64
+_MAX_ANSWER_LENGTH: Final = 400
+
 NO_TOOL: Final = "none"
 """The `tool` of a decision that answers instead of calling a tool."""
 
@@ -153,10 +156,12 @@ class LlamaCppModel:
         elif choice == "auto" and request.messages and isinstance(request.messages[-1], ToolResultMessage):
             return None
         definitions: dict[str, Any] = {}
-        max_length = max(16, self.max_tokens // 2)  # short enough for the JSON to close in time
+        # Short enough for the JSON to close in time, and small enough for llama.cpp's grammar
+        # parser, which refuses (and then crashes on) deeply nested optional groups.
+        max_length = min(_MAX_ARGUMENT_LENGTH, max(16, self.max_tokens // 2))
         branches = [_tool_branch(definition, max_length, definitions) for definition in tools]
         if choice == "auto":
-            answer = {"type": "string", "maxLength": self.max_tokens * 4}
+            answer = {"type": "string", "maxLength": min(_MAX_ANSWER_LENGTH, self.max_tokens * 4)}
             branches.insert(0, _closed_object({"tool": {"const": NO_TOOL}, "answer": answer}))
         schema: dict[str, Any] = {"oneOf": branches}
         if definitions:
@@ -282,11 +287,22 @@ def parse_output(raw: str, tool_names: Sequence[str]) -> tuple[str, tuple[ToolCa
 
 def _start(llama: _Llama, options: dict[str, Any], schema: dict[str, Any] | None) -> Iterator[Mapping[str, Any]]:
     if schema is not None:
-        grammar_type = import_extra("llama_cpp", "local").LlamaGrammar
+        library = import_extra("llama_cpp", "local")
         try:
-            options["grammar"] = grammar_type.from_json_schema(json.dumps(schema), verbose=False)
+            grammar = library.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
         except (AssertionError, ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"llama.cpp cannot make a grammar of the tools' parameter schemas ({exc})") from exc
+        # llama.cpp parses the grammar only when sampling starts, and crashes on one it refused:
+        # parse it here first, where a refusal is an error and not a segmentation fault.
+        vocab = cast(Any, llama)._model.vocab
+        sampler = library.llama_sampler_init_grammar(vocab, grammar._grammar.encode(), grammar._root.encode())
+        if not sampler:
+            raise UsageError(
+                "llama.cpp refused the grammar built from the tools' parameter schemas (too many tools or "
+                "too complex parameters); offer fewer tools or simpler parameters"
+            )
+        library.llama_sampler_free(sampler)
+        options["grammar"] = grammar
     try:
         return iter(llama.create_chat_completion(**options, stream=True))
     except (ValueError, RuntimeError) as exc:
