@@ -157,8 +157,11 @@ def _ask_in_terminal(out: TextIO, read: Callable[[str], str | None]) -> ConsentH
 
 
 def _read_line(prompt: str) -> str | None:
+    # Write the prompt ourselves: input() called from a worker thread may leave it unflushed.
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
     try:
-        return input(prompt)
+        return input()
     except EOFError:
         return None
 

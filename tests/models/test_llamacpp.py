@@ -77,8 +77,10 @@ def grammar_of(schema: dict[str, Any]) -> str:
     return json_schema_to_gbnf(json.dumps(schema))
 
 
-def ask(prompt: str, *, tools: tuple[ToolDefinition, ...] = tuple(WEATHER), tool_choice: str = "auto") -> ModelRequest:
-    return ModelRequest(system="", messages=[UserMessage(prompt)], tools=tools, tool_choice=tool_choice)
+def ask(
+    prompt: str, *, tools: tuple[ToolDefinition, ...] = tuple(WEATHER), tool_choice: str = "auto", system: str = ""
+) -> ModelRequest:
+    return ModelRequest(system=system, messages=[UserMessage(prompt)], tools=tools, tool_choice=tool_choice)
 
 
 def after_result(tool_choice: str = "auto") -> ModelRequest:
@@ -172,13 +174,19 @@ def test_after_a_result_auto_answers_in_free_text_but_required_still_decides() -
 # -- the chat messages ----------------------------------------------------------------------------
 
 
-def test_messages_render_calls_and_results_as_text() -> None:
-    system, user, assistant, result = MODEL.chat_messages(after_result())
+def test_decision_turns_describe_the_tools_and_the_json_format() -> None:
+    system, _user = MODEL.chat_messages(ask("Weather in Paris?", system="Be brief."))
     assert system["role"] == "system" and system["content"].startswith("Be brief.\n\nYou can call these tools:\n")
     assert "- get_weather: Get the current weather in a city. Arguments: {" in system["content"]
     assert '{"tool": "none", "answer": "..."}' in system["content"]
+
+
+def test_answer_turns_render_calls_as_prose_and_ask_for_plain_text() -> None:
+    # The JSON format in view makes the tiny model answer in JSON; after a result it must write prose.
+    system, user, assistant, result = MODEL.chat_messages(after_result())
+    assert system == {"role": "system", "content": "Be brief."}
     assert user == {"role": "user", "content": "Weather in Paris?"}
-    assert assistant == {"role": "assistant", "content": '{"tool": "get_weather", "arguments": {"city": "Paris"}}'}
+    assert assistant == {"role": "assistant", "content": '(I called get_weather with {"city": "Paris"}.)'}
     assert result["role"] == "user"
     assert result["content"].startswith('Result of get_weather: {"city": "Paris", "celsius": 21}\n\nAnswer my question')
 

@@ -176,16 +176,17 @@ class LlamaCppModel:
         to turn; a free-text turn after a tool result ends with a request to answer in plain text.
         """
         system, last = request.system, request.messages[-1] if request.messages else None
-        if request.tools and request.tool_choice != "none":
+        answering = isinstance(last, ToolResultMessage) and request.tool_choice in ("auto", "none")
+        if request.tools and request.tool_choice != "none" and not answering:
             system = "\n\n".join(part for part in (system, _describe_tools(request)) if part)
         out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
         for message in request.messages:
-            role, content = _render(message)
+            role, content = _render(message, as_json=not answering)
             if out and out[-1]["role"] == role:  # templates want the roles to alternate
                 out[-1]["content"] += "\n\n" + content
             else:
                 out.append({"role": role, "content": content})
-        if isinstance(last, ToolResultMessage) and request.tool_choice in ("auto", "none"):
+        if answering:
             out[-1]["content"] += "\n\n" + _ANSWER_NOW
         return out
 
@@ -389,12 +390,18 @@ def _describe_tools(request: ModelRequest) -> str:
     return "\n".join(lines)
 
 
-def _render(message: Message) -> tuple[str, str]:
+def _render(message: Message, *, as_json: bool = True) -> tuple[str, str]:
+    """Render a message; calls as the JSON the model writes, or, when it must answer in prose, as prose."""
     match message:
         case UserMessage():
             return "user", message.content
         case AssistantMessage():
-            calls = (_json({"tool": call.name, "arguments": call.arguments}) for call in message.tool_calls)
+            calls = (
+                _json({"tool": call.name, "arguments": call.arguments})
+                if as_json
+                else f"(I called {call.name} with {_json(call.arguments)}.)"
+                for call in message.tool_calls
+            )
             return "assistant", "\n".join(part for part in (message.text, *calls) if part)
         case ToolResultMessage():
             return "user", f"Result of {message.tool_name}: {_json(message.result.payload())}"
