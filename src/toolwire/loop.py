@@ -232,6 +232,13 @@ class Agent:
                 with receive:
                     async for event in receive:
                         yield event
+                        # Hand over what is already queued without a checkpoint per event.
+                        while True:
+                            try:
+                                queued = receive.receive_nowait()
+                            except (anyio.WouldBlock, anyio.EndOfStream):
+                                break
+                            yield queued
             except GeneratorExit:
                 # The consumer left: cancel the run and let it store Canceled results, then stop.
                 cancellation.cancel("The event stream was closed")
@@ -334,6 +341,7 @@ class Agent:
         )
         response: ModelResponse | None = None
         events = self.model.stream(request)
+        drained = False
         with CancelScope() as scope:
             cancellation.attach(scope)
             try:
@@ -343,9 +351,11 @@ class Agent:
                             emit(event)
                     else:
                         response = event
+                drained = True
             finally:
                 cancellation.detach(scope)
-                if (aclose := getattr(events, "aclose", None)) is not None:
+                # A stream left early (canceled, failed) must release what it holds, e.g. a connection.
+                if not drained and (aclose := getattr(events, "aclose", None)) is not None:
                     with CancelScope(shield=True):
                         await aclose()
         if scope.cancelled_caught:
@@ -394,7 +404,7 @@ class Agent:
             thread_id=thread_id,
             call=call,
             request_index=request_index,
-            mode=str(tool.mode) if tool is not None else "external",
+            mode=tool.mode.value if tool is not None else "external",
             deadline=time.time() + tool.timeout if tool is not None else None,
         )
 
@@ -440,7 +450,9 @@ class Agent:
     @asynccontextmanager
     async def _thread_turn(self, thread_id: str) -> AsyncGenerator[None]:
         """Let one run at a time work on a thread (runs of other threads are not affected)."""
-        lock, users = self._locks.get(thread_id) or self._locks.setdefault(thread_id, (anyio.Lock(), [0]))
+        lock, users = self._locks.get(thread_id) or self._locks.setdefault(
+            thread_id, (anyio.Lock(fast_acquire=True), [0])
+        )
         users[0] += 1
         try:
             async with lock:

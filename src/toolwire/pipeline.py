@@ -26,7 +26,6 @@ from typing import Any, Final
 
 import anyio
 from anyio import CancelScope, CapacityLimiter, create_task_group, to_thread
-from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from .envelopes import ToolCall, ToolResult
@@ -381,19 +380,21 @@ class Pipeline:
         cancellation = Cancellation() if cancellation is None else cancellation
         count = len(calls)
         contexts: list[InvocationContext | None] = [None] * count
-        limiter = CapacityLimiter(self.max_concurrency)
 
         async def run_one(index: int) -> None:
+            contexts[index] = await self.run(
+                calls[index],
+                thread_id=thread_id,
+                cancellation=cancellation,
+                request_index=request_index,
+                tool_index=index,
+                tool_count=count,
+                observer=observer,
+            )
+
+        async def run_limited(index: int, limiter: CapacityLimiter) -> None:
             async with limiter:
-                contexts[index] = await self.run(
-                    calls[index],
-                    thread_id=thread_id,
-                    cancellation=cancellation,
-                    request_index=request_index,
-                    tool_index=index,
-                    tool_count=count,
-                    observer=observer,
-                )
+                await run_one(index)
 
         start = 0
         while start < count:
@@ -402,11 +403,16 @@ class Pipeline:
                 while end < count and not self._exclusive(calls[end]):
                     end += 1
             if end - start == 1:
-                await run_one(start)
+                await run_one(start)  # one call: no task, no limiter
             else:
+                # A limiter only when the segment is larger than the cap (acquiring one yields).
+                limiter = CapacityLimiter(self.max_concurrency) if end - start > self.max_concurrency else None
                 async with create_task_group() as group:
                     for index in range(start, end):
-                        group.start_soon(run_one, index)
+                        if limiter is None:
+                            group.start_soon(run_one, index)
+                        else:
+                            group.start_soon(run_limited, index, limiter)
             start = end
         return Batch([ctx for ctx in contexts if ctx is not None])
 
@@ -493,7 +499,7 @@ class Pipeline:
             result = value.with_call_id(call.id)
         else:
             try:
-                data = value.model_dump(mode="json") if isinstance(value, BaseModel) else to_jsonable_python(value)
+                data = to_jsonable_python(value)  # also dumps pydantic models, dataclasses, datetimes
             except PydanticSerializationError as exc:
                 return ToolResult.error(
                     call.id,

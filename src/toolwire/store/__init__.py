@@ -14,7 +14,7 @@ Implementations: `MemoryStore` (one process, the default), `SqliteStore` (one fi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
@@ -56,7 +56,16 @@ class LedgerEntry:
 
     def finished(self, result: ToolResult) -> LedgerEntry:
         """Return this entry TERMINAL with `result`."""
-        return replace(self, state=CallState.TERMINAL, result=result)
+        return LedgerEntry(
+            thread_id=self.thread_id,
+            call=self.call,
+            request_index=self.request_index,
+            state=CallState.TERMINAL,
+            execution=self.execution,
+            mode=self.mode,
+            deadline=self.deadline,
+            result=result,
+        )
 
 
 class Store(ApprovalStore, Protocol):
