@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +63,18 @@ async def test_chat_always_grants_the_tool_for_the_conversation():
 def test_unknown_model_spec_fails_with_the_ways_to_choose(capsys: pytest.CaptureFixture[str]):
     assert main(["chat", "--model", "mystery"]) == 2
     assert "Choose a model in one of these ways" in capsys.readouterr().err
+
+
+async def test_chat_with_a_data_dir_says_how_to_continue_and_continues(tmp_path: Path):
+    read, _ = lines("hi")
+    out = io.StringIO()
+    await chat_session(ScriptedModel(["Hello."]), tmp_path, out=out, read_line=read)
+    [command] = [line for line in out.getvalue().splitlines() if line.startswith("Saved. Continue with:")]
+    thread = command.rsplit(" ", 1)[1]
+    model = ScriptedModel(["Welcome back."])
+    read, _ = lines("again")
+    await chat_session(model, tmp_path, thread, out=io.StringIO(), read_line=read)
+    assert [message.to_dict() for message in model.requests[0].messages][:2] == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "text": "Hello."},
+    ]

@@ -93,6 +93,8 @@ async def chat_session(
         while True:
             prompt = await to_thread.run_sync(read, "you> ")
             if prompt is None or prompt.strip() in ("/quit", "/exit"):
+                if thread is not None and data_dir is not None:
+                    print(f"Saved. Continue with: toolwire chat --data-dir {data_dir} --thread {thread}", file=out)
                 return 0
             if prompt.strip():
                 thread = await _answer(agent, prompt, thread, out)

@@ -7,6 +7,7 @@ An `Observer` is told as each call starts, asks for consent and finishes.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,7 @@ class InvocationContext:
 
     __slots__ = (
         "_announced",
+        "_started_at",
         "arguments",
         "cancel",
         "cancellation",
@@ -99,11 +101,18 @@ class InvocationContext:
         self.observer = observer
         """Told when the call starts, asks for consent and finishes."""
         self._announced = False
+        self._started_at = 0.0
+
+    @property
+    def started_at(self) -> float:
+        """`time.perf_counter()` when the call was announced (after any consent), else 0."""
+        return self._started_at
 
     def announce(self) -> None:
         """Tell the observer, once, that the call starts (with its mode and decision so far)."""
         if self.observer is not None and not self._announced:
             self._announced = True
+            self._started_at = time.perf_counter()
             decision = None if self.permission is None else self.permission.decision
             self.observer(ToolCallStarted(self.tool_call, self.mode, decision, self.request_index, self.tool_index))
 
@@ -139,6 +148,7 @@ class ToolCallFinished:
     call: ToolCall
     result: ToolResult
     duration_ms: float
+    """From the call's start (after any consent wait) to its result."""
     request_index: int
     tool_index: int
 

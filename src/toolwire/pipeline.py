@@ -163,11 +163,10 @@ class Pipeline:
         if observer is None:
             await self._run(ctx)
             return ctx
-        started = time.perf_counter()
         await self._run(ctx)
         ctx.announce()
         assert ctx.result is not None
-        duration_ms = (time.perf_counter() - started) * 1000
+        duration_ms = (time.perf_counter() - ctx.started_at) * 1000
         observer(ToolCallFinished(call, ctx.result, duration_ms, request_index, tool_index))
         return ctx
 
