@@ -16,7 +16,6 @@ import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, assert_never, cast
 
 from ..envelopes import ToolCall
@@ -24,6 +23,7 @@ from ..errors import ProviderError, UsageError
 from ..messages import AssistantMessage, Message, ToolDefinition, ToolResultMessage, Usage, UserMessage
 from ..schema import INVALID_JSON_KEY
 from . import ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice, import_extra
+from .http import HttpModel
 
 if TYPE_CHECKING:
     import httpx
@@ -53,7 +53,7 @@ _ERROR_STATUSES: Final[Mapping[str, int]] = dict(
 )  # fmt: skip
 
 
-class AnthropicModel:
+class AnthropicModel(HttpModel):
     """A Claude model behind the Anthropic Messages API.
 
     Args:
@@ -91,27 +91,13 @@ class AnthropicModel:
         self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or _DEFAULT_BASE_URL).rstrip("/")
         self.max_tokens = max_tokens
         self.temperature = temperature
-        self._api_key = key
-        self._owns_client = http_client is None
-        self._client = httpx.AsyncClient(timeout=timeout) if http_client is None else http_client
+        client = httpx.AsyncClient(timeout=timeout) if http_client is None else http_client
+        super().__init__(client, owns_client=http_client is None, api_key=key)
 
     @property
     def name(self) -> str:
         """`anthropic:<model>`, for logs and the UI."""
         return f"{_PROVIDER}:{self.model}"
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this adapter created it."""
-        if self._owns_client:
-            await self._client.aclose()
-
-    async def __aenter__(self) -> AnthropicModel:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """Return the JSON body `stream()` posts for `request` (with `"stream": true`).
@@ -139,7 +125,11 @@ class AnthropicModel:
             UsageError: `tool_choice` names a tool that is not offered.
         """
         body = self.request_body(request)
-        headers = {"x-api-key": self._api_key, "anthropic-version": API_VERSION, "content-type": "application/json"}
+        headers = {
+            "x-api-key": self._api_key or "",
+            "anthropic-version": API_VERSION,
+            "content-type": "application/json",
+        }
         assembly = _Assembly(model_name=self.model)
         try:
             async with self._client.stream("POST", f"{self.base_url}/v1/messages", json=body, headers=headers) as reply:
@@ -182,10 +172,6 @@ class AnthropicModel:
         hint = _hint(reply.status_code, self.model)
         text = detail if hint is None else f"{hint} ({detail})"
         return ProviderError(_PROVIDER, self._redact(text), status=reply.status_code)
-
-    def _redact(self, text: str) -> str:
-        # Servers and proxies may echo a bad key back; never let it into a message or a log.
-        return text.replace(self._api_key, "<redacted>")
 
 
 def _hint(status: int, model: str) -> str | None:

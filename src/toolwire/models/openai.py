@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, assert_never, cast
 
 from ..envelopes import ToolCall
@@ -29,6 +28,7 @@ from ..errors import ProviderError, UsageError
 from ..messages import AssistantMessage, Message, ToolDefinition, ToolResultMessage, Usage, UserMessage
 from . import ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice, import_extra
 from .calls import TextGate, new_call_id, parse_arguments, parse_text_tool_calls
+from .http import HttpModel
 
 if TYPE_CHECKING:
     import httpx
@@ -46,7 +46,7 @@ _HINTS: Final[Mapping[int, str]] = {
 }
 
 
-class OpenAIModel:
+class OpenAIModel(HttpModel):
     """A model behind an OpenAI-compatible `POST {base_url}/chat/completions`.
 
     Args:
@@ -91,12 +91,12 @@ class OpenAIModel:
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
         self.text_tool_calls = text_tool_calls
-        self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self._timeout = timeout
         self._tool_options = {"parallel_tool_calls": parallel_tool_calls}
         self._sampling = {"temperature": temperature, "max_tokens": max_tokens}
-        self._owns_client = http_client is None
-        self._client = httpx.AsyncClient(timeout=timeout) if http_client is None else http_client
+        client = httpx.AsyncClient(timeout=timeout) if http_client is None else http_client
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        super().__init__(client, owns_client=http_client is None, api_key=key)
 
     @property
     def name(self) -> str:
@@ -105,19 +105,6 @@ class OpenAIModel:
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, base_url={self.base_url!r})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this adapter created it."""
-        if self._owns_client:
-            await self._client.aclose()
-
-    async def __aenter__(self) -> OpenAIModel:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """Return the JSON body `stream()` posts for `request`.
@@ -206,10 +193,6 @@ class OpenAIModel:
         except ValueError:
             detail = body.strip()[:200]
         return ProviderError(_PROVIDER, self._redact(f"{hint} ({detail})" if detail else hint), status=status)
-
-    def _redact(self, text: str) -> str:
-        # Servers and proxies may echo a bad key back; never let it into a message or a log.
-        return text.replace(self._api_key, "<redacted>") if self._api_key else text
 
 
 class _Assembly:
