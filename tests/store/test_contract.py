@@ -9,6 +9,7 @@ import pytest
 
 from toolwire import ToolCall, ToolResult
 from toolwire.envelopes import arguments_hash
+from toolwire.errors import UsageError
 from toolwire.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from toolwire.store import CallState, LedgerEntry, Store
 from toolwire.store.memory import MemoryStore
@@ -231,3 +232,11 @@ async def test_latest_denial_reason_is_kept(store: Store) -> None:
     await store.remember_denial("t1", "shell_run", HASH_A, "first")
     await store.remember_denial("t1", "shell_run", HASH_A, "second")
     assert await store.find_denial("t1", "shell_run", HASH_A) == "second"
+
+
+async def test_set_call_state_refuses_terminal_without_a_result(store: Store) -> None:
+    await store.create_thread("t1")
+    await store.record_calls([LedgerEntry(thread_id="t1", call=LOOKUP, request_index=0)])
+    with pytest.raises(UsageError, match="use complete_call"):
+        await store.set_call_state("t1", LOOKUP.id, CallState.TERMINAL)
+    assert [entry.call.id for entry in await store.open_calls("t1")] == [LOOKUP.id]

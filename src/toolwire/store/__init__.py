@@ -96,7 +96,11 @@ class Store(ApprovalStore, Protocol):
         ...
 
     async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
-        """Move a non-terminal call forward (e.g. to DISPATCHED); never out of TERMINAL."""
+        """Move a non-terminal call forward (e.g. to DISPATCHED); never out of TERMINAL.
+
+        Raises:
+            UsageError: `state` is TERMINAL: a call ends only with its result, by `complete_call`.
+        """
         ...
 
     async def complete_call(self, thread_id: str, call_id: str, result: ToolResult) -> bool:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..envelopes import ToolResult
+from ..errors import UsageError
 from ..messages import Message
 from ..policy import MemoryApprovalStore
 from . import CallState, LedgerEntry
@@ -52,7 +53,9 @@ class MemoryStore(MemoryApprovalStore):
             self._ledger.setdefault((entry.thread_id, entry.call.id), entry)
 
     async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
-        """Move a non-terminal call forward."""
+        """Move a non-terminal call forward; TERMINAL comes only with a result (`complete_call`)."""
+        if state is CallState.TERMINAL:
+            raise UsageError("a call becomes TERMINAL only with its result: use complete_call()")
         entry = self._ledger.get((thread_id, call_id))
         if entry is not None and entry.state is not CallState.TERMINAL:
             self._ledger[thread_id, call_id] = replace(entry, state=state)

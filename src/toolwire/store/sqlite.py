@@ -222,7 +222,13 @@ class SqliteStore:
             )
 
     async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
-        """Move a non-terminal call forward (e.g. to DISPATCHED); never out of TERMINAL."""
+        """Move a non-terminal call forward (e.g. to DISPATCHED); never out of TERMINAL.
+
+        Raises:
+            UsageError: `state` is TERMINAL (a call ends only with its result, by `complete_call`).
+        """
+        if state is CallState.TERMINAL:
+            raise UsageError("a call becomes TERMINAL only with its result: use complete_call()")
         with self._write() as db:
             db.execute(
                 "UPDATE ledger SET state = ? WHERE thread_id = ? AND call_id = ? AND state != ?",
