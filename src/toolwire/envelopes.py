@@ -326,14 +326,12 @@ class ToolResult:
         Pass `effect_unknown=True` when the tool could not be stopped and may still finish its work.
         """
         detail: dict[str, Any] = {"durationMs": duration_ms}
-        message = f"Tool execution exceeded timeout of {duration_ms}ms"
         if effect_unknown:
             detail["effectUnknown"] = True
-            message += _EFFECT_UNKNOWN_NOTE
         return cls(
             call_id=call_id,
             type=ResultType.TIMEOUT,
-            error=message,
+            error=_timeout_message(duration_ms, effect_unknown),
             needs_followup=needs_followup,
             data={"timeout": detail},
         )
@@ -344,7 +342,7 @@ class ToolResult:
         return cls(
             call_id=call_id,
             type=ResultType.DENIED,
-            error=f"Call to '{tool}' was denied: {reason}",
+            error=_denied_message(tool, reason),
             needs_followup=needs_followup,
             data={"denied": {"tool": tool, "reason": reason}},
         )
@@ -627,12 +625,22 @@ def _payload_message(type: ResultType, payload: Any) -> str:
     match type:
         case ResultType.TIMEOUT:
             detail = payload["timeout"]
-            return ToolResult.timeout(None, detail["durationMs"], detail.get("effectUnknown") is True).error or ""
+            return _timeout_message(detail["durationMs"], detail.get("effectUnknown") is True)
         case ResultType.DENIED:
             detail = payload["denied"]
-            return ToolResult.denied(None, detail["tool"], detail["reason"]).error or ""
+            return _denied_message(detail["tool"], detail["reason"])
         case _:
             return payload["canceled"]["reason"]
+
+
+def _timeout_message(duration_ms: int | None, effect_unknown: bool) -> str:
+    # The wire's standard text, which `from_wire` reads the duration and the note back from.
+    message = f"Tool execution exceeded timeout of {duration_ms}ms"
+    return message + _EFFECT_UNKNOWN_NOTE if effect_unknown else message
+
+
+def _denied_message(tool: str, reason: str) -> str:
+    return f"Call to '{tool}' was denied: {reason}"
 
 
 def _require_object(value: Any, what: str) -> Mapping[str, Any]:

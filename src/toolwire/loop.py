@@ -388,15 +388,20 @@ class Agent:
             reason = f"Not run: the run reached its limit of {self.max_tool_calls} tool calls"
             results.append(ToolResult.canceled(call.id, reason, "system"))
         for index, result in enumerate(results):
-            if not await store.complete_call(thread_id, result.call_id or "", result):
-                # Another writer's result won in the ledger: the transcript must say the same.
-                won = await store.get_call(thread_id, result.call_id or "")
-                if won is not None and won.result is not None:
-                    results[index] = won.result
+            results[index] = await self._record_result(thread_id, result)
         messages = [ToolResultMessage(call.name, result) for call, result in zip(calls, results, strict=True)]
         history.extend(messages)
         await store.append_messages(thread_id, messages)
         return results
+
+    async def _record_result(self, thread_id: str, result: ToolResult) -> ToolResult:
+        """Write a call's result to the ledger; return the result that won there (first writer wins)."""
+        call_id = result.call_id or ""
+        if await self.store.complete_call(thread_id, call_id, result):
+            return result
+        # Another writer's result won in the ledger: the transcript must say the same.
+        won = await self.store.get_call(thread_id, call_id)
+        return won.result if won is not None and won.result is not None else result
 
     def _ledger_entry(self, thread_id: str, request_index: int, call: ToolCall) -> LedgerEntry:
         tool = self.toolbox.get(call.name)
@@ -435,14 +440,10 @@ class Agent:
             entry = await store.get_call(thread_id, call.id)
             if entry is None:
                 await store.record_calls([self._ledger_entry(thread_id, -1, call)])
-            result = entry.result if entry is not None and entry.result is not None else None
+            result = entry.result if entry is not None else None
             if result is None:
-                result = ToolResult.canceled(
-                    call.id, "The call was interrupted when the process stopped; it may not have run", "system"
-                )
-                if not await store.complete_call(thread_id, call.id, result):
-                    finished = await store.get_call(thread_id, call.id)
-                    result = finished.result if finished is not None and finished.result is not None else result
+                reason = "The call was interrupted when the process stopped; it may not have run"
+                result = await self._record_result(thread_id, ToolResult.canceled(call.id, reason, "system"))
             recovered.append(ToolResultMessage(call.name, result))
         await store.append_messages(thread_id, recovered)
         return recovered

@@ -28,7 +28,6 @@ __all__ = [
     "ModelResponse",
     "TextDelta",
     "ToolChoice",
-    "collect",
     "import_extra",
 ]
 
@@ -100,14 +99,3 @@ def import_extra(module: str, extra: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as exc:
         raise UsageError(f"this feature needs the '{extra}' extra: pip install 'toolwire[{extra}]' ({exc})") from exc
-
-
-async def collect(stream: AsyncIterator[ModelEvent]) -> ModelResponse:
-    """Drain a model stream and return its final `ModelResponse`."""
-    response: ModelResponse | None = None
-    async for event in stream:
-        if isinstance(event, ModelResponse):
-            response = event
-    if response is None:
-        raise UsageError("the model's stream ended without a ModelResponse")
-    return response
