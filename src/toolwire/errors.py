@@ -21,9 +21,11 @@ from typing import Any
 
 __all__ = [
     "CallCanceled",
+    "ClientDisconnected",
     "EnvelopeError",
     "InvalidArguments",
     "ProviderError",
+    "RegistrationError",
     "ToolError",
     "ToolwireError",
     "UsageError",
@@ -101,3 +103,26 @@ class ProviderError(ToolwireError):
         self.status = status
         prefix = f"{provider} returned HTTP {status}" if status is not None else provider
         super().__init__(f"{prefix}: {message}")
+
+
+class RegistrationError(ToolwireError, ValueError):
+    """A client tool registration or augmentation was refused; nothing of it was applied.
+
+    The message names the group, the tool (or skill) and the problem.
+    """
+
+    def __init__(self, problem: str, *, group: str | None = None, tool: str | None = None) -> None:
+        self.group = group
+        self.tool = tool
+        self.problem = problem
+        where: list[str] = []
+        if group is not None:
+            where.append(f"group '{group}'")
+        if tool is not None:
+            where.append(f"tool '{tool}'")
+        prefix = "client tool registration refused" + (f" ({', '.join(where)})" if where else "")
+        super().__init__(f"{prefix}: {problem}")
+
+
+class ClientDisconnected(ToolwireError):
+    """The client that executes a thread's client tools is gone (and the strategy is `FailFast`)."""

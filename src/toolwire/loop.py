@@ -21,16 +21,17 @@ from __future__ import annotations
 import math
 import secrets
 import time
-from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 import anyio
 from anyio import CancelScope
 
+from .client_tools.channel import ClientChannel, ClientHub, ClientToolsConfig, ConsentChannel
 from .envelopes import ResultType, ToolCall, ToolResult, is_terminal_result
-from .errors import ProviderError, UsageError
+from .errors import ClientDisconnected, ProviderError, UsageError
 from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
 from .models import Model, ModelRequest, ModelResponse, TextDelta, ToolChoice
 from .pipeline import ConsentRequested, Filter, Pipeline, ToolCallFinished, ToolCallStarted
@@ -38,6 +39,10 @@ from .policy import PermissionPolicy
 from .store import LedgerEntry, Store
 from .store.memory import MemoryStore
 from .tools import Cancellation, Tool, Toolbox
+
+if TYPE_CHECKING:  # loaded on the first run that uses client tools (pydantic models, jsonschema-rs)
+    from .client_tools.definitions import ClientToolGroup
+    from .client_tools.session import ClientSession
 
 __all__ = [
     "Agent",
@@ -150,6 +155,8 @@ class Agent:
         history: Fits the transcript into the model's context before each request (see
             `TrimHistory`); everything is sent when None.
         tool_choice: Passed to the model on every request.
+        client_tools: How client tools are offered, timed out and treated when their client
+            disconnects (see `ClientToolsConfig`).
     """
 
     def __init__(
@@ -167,6 +174,7 @@ class Agent:
         retry_budget: int = 3,
         history: HistoryStrategy | None = None,
         tool_choice: ToolChoice = "auto",
+        client_tools: ClientToolsConfig | None = None,
     ) -> None:
         if max_requests < 1 or max_tool_calls < 0 or retry_budget < 0:
             raise UsageError("Agent needs max_requests >= 1, max_tool_calls >= 0 and retry_budget >= 0")
@@ -181,10 +189,21 @@ class Agent:
         self.retry_budget = retry_budget
         self.history = history
         self.tool_choice: ToolChoice = tool_choice
+        self.client_tools = client_tools if client_tools is not None else ClientToolsConfig()
+        self.clients = ClientHub()
+        """The clients attached to threads; a server calls `attach`, `detach` and `deliver` on it."""
         self._locks: dict[str, tuple[anyio.Lock, list[int]]] = {}
 
     async def run(
-        self, prompt: str, *, thread: str | None = None, cancellation: Cancellation | None = None
+        self,
+        prompt: str,
+        *,
+        thread: str | None = None,
+        cancellation: Cancellation | None = None,
+        client_tool_groups: Sequence[ClientToolGroup | Mapping[str, Any]] = (),
+        expanded_containers: Iterable[str] = (),
+        reset_client_state: bool = False,
+        client: ClientChannel | None = None,
     ) -> RunResult:
         """Answer `prompt` in `thread` (a new thread when None), running tools as the model asks.
 
@@ -194,14 +213,32 @@ class Agent:
             prompt: The user's message.
             thread: The thread to continue; its transcript comes from the store.
             cancellation: Cancel it to end the run: unfinished calls end as Canceled by the user.
+            client_tool_groups: Client tool groups to register for the thread (`ClientToolGroup`s
+                or the JSON objects a client sends); they stay registered for later runs.
+            expanded_containers: Groups to offer expanded from the start.
+            reset_client_state: Forget the thread's client tools, expansion and context first.
+            client: Where the thread's client tool calls go during this run (see `ClientChannel`);
+                a server attaches its connections with `agent.clients.attach` instead.
 
         Raises:
             ProviderError: The model could not be reached; the transcript stays valid.
+            RegistrationError: The client tool groups were refused; nothing was stored.
+            ClientDisconnected: A client tool's client was gone under the `FailFast` strategy;
+                the transcript stays valid (the call has its Error result).
         """
-        return await self._run(prompt, thread, Cancellation() if cancellation is None else cancellation, None)
+        clients = _ClientInput(client_tool_groups, tuple(expanded_containers), reset_client_state, client)
+        return await self._run(prompt, thread, Cancellation() if cancellation is None else cancellation, None, clients)
 
     async def stream(
-        self, prompt: str, *, thread: str | None = None, cancellation: Cancellation | None = None
+        self,
+        prompt: str,
+        *,
+        thread: str | None = None,
+        cancellation: Cancellation | None = None,
+        client_tool_groups: Sequence[ClientToolGroup | Mapping[str, Any]] = (),
+        expanded_containers: Iterable[str] = (),
+        reset_client_state: bool = False,
+        client: ClientChannel | None = None,
     ) -> AsyncGenerator[RunEvent]:
         """Like `run()`, yielding events as they happen; the last one is `RunFinished`.
 
@@ -210,6 +247,7 @@ class Agent:
         `async with contextlib.aclosing(agent.stream(...)) as events: ...`.
         """
         cancellation = Cancellation() if cancellation is None else cancellation
+        clients = _ClientInput(client_tool_groups, tuple(expanded_containers), reset_client_state, client)
         send, receive = anyio.create_memory_object_stream[RunEvent](math.inf)
         failure: list[BaseException] = []
 
@@ -222,7 +260,7 @@ class Agent:
         async def produce() -> None:
             with send:
                 try:
-                    await self._run(prompt, thread, cancellation, emit)
+                    await self._run(prompt, thread, cancellation, emit, clients)
                 except Exception as exc:  # re-raised in the consumer, without an exception group
                     failure.append(exc)
 
@@ -249,77 +287,99 @@ class Agent:
     # -- the loop ------------------------------------------------------------------------------
 
     async def _run(
-        self, prompt: str, thread: str | None, cancellation: Cancellation, emit: Callable[[RunEvent], None] | None
+        self,
+        prompt: str,
+        thread: str | None,
+        cancellation: Cancellation,
+        emit: Callable[[RunEvent], None] | None,
+        clients: _ClientInput | None = None,
     ) -> RunResult:
+        clients = clients if clients is not None else _NO_CLIENT_INPUT
         thread_id = thread if thread is not None else _new_id("thread_")
         async with self._thread_turn(thread_id):
             store = self.store
             await store.create_thread(thread_id)
-            history = await store.load_messages(thread_id)
-            history.extend(await self._recover(thread_id, history))
-            first_new = len(history)
-            seen = {
-                call.id for message in history if isinstance(message, AssistantMessage) for call in message.tool_calls
-            }
-            user = UserMessage(prompt)
-            history.append(user)
-            await store.append_messages(thread_id, [user])
-            usage, calls_used, failures = Usage(), 0, dict[str, int]()
-            reason: EndReason = "limit"
-            output = detail = ""
-            for request_index in range(self.max_requests):
-                if cancellation.cancelled:
-                    reason, detail = "canceled", cancellation.reason or ""
-                    break
-                if emit is not None:
-                    emit(ModelRequestStarted(request_index))
-                response = await self._ask(request_index, history, cancellation, emit)
-                if response is None:
-                    reason, detail = "canceled", cancellation.reason or ""
-                    break
-                usage = usage + response.usage
-                calls = _fresh_ids(response.tool_calls, seen)
-                if not calls:
-                    output, reason = response.text, "answer"
-                    if output:
-                        answer = AssistantMessage(output)
-                        history.append(answer)
-                        await store.append_messages(thread_id, [answer])
-                    break
-                runnable = calls[: max(0, self.max_tool_calls - calls_used)]
-                calls_used += len(runnable)
-                results = await self._run_batch(
-                    thread_id, request_index, response.text, calls, runnable, history, cancellation, emit
-                )
-                if cancellation.cancelled:
-                    reason, detail = "canceled", cancellation.reason or ""
-                    break
-                if (terminal := next((result for result in results if is_terminal_result(result)), None)) is not None:
-                    output, reason = terminal.message or "", "terminal_result"
-                    break
-                if results.terminate:
-                    reason = "terminate"
-                    break
-                if len(runnable) < len(calls):
-                    detail = f"the run reached its limit of {self.max_tool_calls} tool calls"
-                    break
-                if exhausted := self._over_budget(calls, results, failures):
-                    detail = f"'{exhausted}' failed {failures[exhausted]} times (retry budget {self.retry_budget})"
-                    break
-            else:
-                detail = f"the run reached its limit of {self.max_requests} model requests"
-            result = RunResult(
-                output=output,
-                reason=reason,
-                detail=detail,
-                thread_id=thread_id,
-                transcript=history,
-                new_messages=history[first_new:],
-                usage=usage,
-            )
+            session = await self._client_session(thread_id, clients)
+            if clients.channel is None:
+                return await self._turns(prompt, thread_id, cancellation, emit, session)
+            self.clients.attach(thread_id, clients.channel)
+            try:
+                return await self._turns(prompt, thread_id, cancellation, emit, session)
+            finally:
+                self.clients.detach(thread_id, clients.channel)
+
+    async def _turns(
+        self,
+        prompt: str,
+        thread_id: str,
+        cancellation: Cancellation,
+        emit: Callable[[RunEvent], None] | None,
+        session: ClientSession | None,
+    ) -> RunResult:
+        store = self.store
+        history = await store.load_messages(thread_id)
+        history.extend(await self._recover(thread_id, history))
+        first_new = len(history)
+        seen = {call.id for message in history if isinstance(message, AssistantMessage) for call in message.tool_calls}
+        user = UserMessage(prompt)
+        history.append(user)
+        await store.append_messages(thread_id, [user])
+        usage, calls_used, failures = Usage(), 0, dict[str, int]()
+        reason: EndReason = "limit"
+        output = detail = ""
+        for request_index in range(self.max_requests):
+            if cancellation.cancelled:
+                reason, detail = "canceled", cancellation.reason or ""
+                break
             if emit is not None:
-                emit(RunFinished(result))
-            return result
+                emit(ModelRequestStarted(request_index))
+            response = await self._ask(request_index, history, cancellation, emit, session)
+            if response is None:
+                reason, detail = "canceled", cancellation.reason or ""
+                break
+            usage = usage + response.usage
+            calls = _fresh_ids(response.tool_calls, seen)
+            if not calls:
+                output, reason = response.text, "answer"
+                if output:
+                    answer = AssistantMessage(output)
+                    history.append(answer)
+                    await store.append_messages(thread_id, [answer])
+                break
+            runnable = calls[: max(0, self.max_tool_calls - calls_used)]
+            calls_used += len(runnable)
+            results = await self._run_batch(
+                thread_id, request_index, response.text, calls, runnable, history, cancellation, emit, session
+            )
+            if cancellation.cancelled:
+                reason, detail = "canceled", cancellation.reason or ""
+                break
+            if (terminal := next((result for result in results if is_terminal_result(result)), None)) is not None:
+                output, reason = terminal.message or "", "terminal_result"
+                break
+            if results.terminate:
+                reason = "terminate"
+                break
+            if len(runnable) < len(calls):
+                detail = f"the run reached its limit of {self.max_tool_calls} tool calls"
+                break
+            if exhausted := self._over_budget(calls, results, failures):
+                detail = f"'{exhausted}' failed {failures[exhausted]} times (retry budget {self.retry_budget})"
+                break
+        else:
+            detail = f"the run reached its limit of {self.max_requests} model requests"
+        result = RunResult(
+            output=output,
+            reason=reason,
+            detail=detail,
+            thread_id=thread_id,
+            transcript=history,
+            new_messages=history[first_new:],
+            usage=usage,
+        )
+        if emit is not None:
+            emit(RunFinished(result))
+        return result
 
     async def _ask(
         self,
@@ -327,15 +387,16 @@ class Agent:
         history: list[Message],
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
+        session: ClientSession | None,
     ) -> ModelResponse | None:
         """Ask the model; None if the caller canceled first."""
         messages: Sequence[Message] = tuple(history)
         if self.history is not None:
             messages = await self.history(messages)
         request = ModelRequest(
-            system=self.instructions,
+            system=self.instructions if session is None else session.system_prompt(self.instructions),
             messages=messages,
-            tools=self.toolbox.definitions(),
+            tools=self.toolbox.definitions() if session is None else session.definitions(),
             tool_choice=self.tool_choice,
             request_index=request_index,
         )
@@ -374,16 +435,21 @@ class Agent:
         history: list[Message],
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
+        session: ClientSession | None,
     ) -> _Results:
         store = self.store
         assistant = AssistantMessage(text, calls)
         history.append(assistant)
         await store.append_messages(thread_id, [assistant])
-        await store.record_calls([self._ledger_entry(thread_id, request_index, call) for call in calls])
-        batch = await self.pipeline.invoke_batch(
-            runnable, thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=emit
-        )
-        results = _Results(batch.results, terminate=batch.terminate)
+        toolbox = self.toolbox if session is None else session.toolbox
+        await store.record_calls([self._ledger_entry(thread_id, request_index, call, toolbox) for call in calls])
+        if session is None:
+            batch = await self.pipeline.invoke_batch(
+                runnable, thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=emit
+            )
+            results = _Results(batch.results, terminate=batch.terminate)
+        else:
+            results = await self._run_client_batch(thread_id, request_index, runnable, cancellation, emit, session)
         for call in calls[len(runnable) :]:
             reason = f"Not run: the run reached its limit of {self.max_tool_calls} tool calls"
             results.append(ToolResult.canceled(call.id, reason, "system"))
@@ -392,7 +458,65 @@ class Agent:
         messages = [ToolResultMessage(call.name, result) for call, result in zip(calls, results, strict=True)]
         history.extend(messages)
         await store.append_messages(thread_id, messages)
+        if session is not None:
+            await session.finish_batch([call.id for call in calls])
+            if session.failed_fast is not None:
+                raise ClientDisconnected(
+                    f"the client of thread {thread_id} is gone; '{session.failed_fast}' could not run (FailFast)"
+                )
         return results
+
+    async def _run_client_batch(
+        self,
+        thread_id: str,
+        request_index: int,
+        calls: tuple[ToolCall, ...],
+        cancellation: Cancellation,
+        emit: Callable[[RunEvent], None] | None,
+        session: ClientSession,
+    ) -> _Results:
+        """Run a batch of a thread with client tools.
+
+        The runtime answers container calls first (in the model's order); the pipeline runs the
+        rest over the server's and the client's tools.
+        """
+        answered = [session.answer(call.id, call.name) for call in calls]
+        for index, (call, result) in enumerate(zip(calls, answered, strict=True)):
+            if result is not None and emit is not None:
+                emit(ToolCallStarted(call, None, None, request_index, index))
+                emit(ToolCallFinished(call, result, 0.0, request_index, index))
+        rest = [call for call, result in zip(calls, answered, strict=True) if result is None]
+        consent = None
+        if isinstance(self.clients.channel(thread_id), ConsentChannel):
+            consent = self.clients.consent_handler(thread_id, self.policy.consent)
+        pipeline = self.pipeline.with_tools(session.toolbox, consent=consent)
+        batch = await pipeline.invoke_batch(
+            rest, thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=emit
+        )
+        ran = iter(batch.results)
+        return _Results([result if result is not None else next(ran) for result in answered], terminate=batch.terminate)
+
+    async def _client_session(self, thread_id: str, clients: _ClientInput) -> ClientSession | None:
+        """The thread's client tools for this run; None when it has none (the common fast path)."""
+        if not clients.used and await self.store.load_client_state(thread_id) is None:
+            return None
+        from .client_tools.definitions import ClientToolGroup
+        from .client_tools.session import ClientSession
+
+        groups = [
+            group if isinstance(group, ClientToolGroup) else ClientToolGroup.from_dict(group)
+            for group in clients.groups
+        ]
+        return await ClientSession.open(
+            thread_id,
+            hub=self.clients,
+            config=self.client_tools,
+            store=self.store,
+            server=self.toolbox,
+            groups=groups,
+            expanded=clients.expanded,
+            reset=clients.reset,
+        )
 
     async def _record_result(self, thread_id: str, result: ToolResult) -> ToolResult:
         """Write a call's result to the ledger; return the result that won there (first writer wins)."""
@@ -403,8 +527,8 @@ class Agent:
         won = await self.store.get_call(thread_id, call_id)
         return won.result if won is not None and won.result is not None else result
 
-    def _ledger_entry(self, thread_id: str, request_index: int, call: ToolCall) -> LedgerEntry:
-        tool = self.toolbox.get(call.name)
+    def _ledger_entry(self, thread_id: str, request_index: int, call: ToolCall, toolbox: Toolbox) -> LedgerEntry:
+        tool = toolbox.get(call.name)
         return LedgerEntry(
             thread_id=thread_id,
             call=call,
@@ -439,7 +563,7 @@ class Agent:
         for call in missing:
             entry = await store.get_call(thread_id, call.id)
             if entry is None:
-                await store.record_calls([self._ledger_entry(thread_id, -1, call)])
+                await store.record_calls([self._ledger_entry(thread_id, -1, call, self.toolbox)])
             result = entry.result if entry is not None else None
             if result is None:
                 reason = "The call was interrupted when the process stopped; it may not have run"
@@ -462,6 +586,23 @@ class Agent:
             users[0] -= 1
             if not users[0]:
                 del self._locks[thread_id]
+
+
+@dataclass(frozen=True, slots=True)
+class _ClientInput:
+    """What a run was given about client tools."""
+
+    groups: Sequence[ClientToolGroup | Mapping[str, Any]]
+    expanded: tuple[str, ...]
+    reset: bool
+    channel: ClientChannel | None
+
+    @property
+    def used(self) -> bool:
+        return bool(self.groups) or self.reset or self.channel is not None or bool(self.expanded)
+
+
+_NO_CLIENT_INPUT: Final = _ClientInput((), (), False, None)
 
 
 class _Results(list[ToolResult]):

@@ -16,6 +16,7 @@ task running it is itself cancelled from outside.
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 import time
@@ -41,7 +42,7 @@ from .invocation import (
     compose,
 )
 from .modes import ToolMode
-from .policy import ConsentRequest, Decision, Permission, PermissionPolicy
+from .policy import ConsentHandler, ConsentRequest, Decision, Permission, PermissionPolicy
 from .tools import Cancellation, Tool, Toolbox, ToolContext
 
 __all__ = [
@@ -115,7 +116,21 @@ class Pipeline:
         self.max_result_bytes = max_result_bytes
         self.max_argument_bytes = max_argument_bytes
         self.max_concurrency = max_concurrency
+        self.consent: ConsentHandler | None = None
+        """Asked for consent instead of the policy's own handler (see `with_tools`)."""
         self._chain = compose(self.filters, self._execute)
+
+    def with_tools(self, toolbox: Toolbox, *, consent: ConsentHandler | None = None) -> Pipeline:
+        """This pipeline over another toolbox (e.g. a thread's client tools beside the server's).
+
+        The copy shares the policy, filters and limits. `consent`, when given, is asked instead of
+        the policy's consent handler (the client of the thread answers for its own tools).
+        """
+        clone = copy.copy(self)
+        clone.toolbox = toolbox
+        if consent is not None:
+            clone.consent = consent
+        return clone
 
     async def invoke(
         self,
@@ -212,7 +227,11 @@ class Pipeline:
                 ctx.cancellation.attach(scope)
                 try:
                     ctx.permission = await self.policy.check(
-                        call, tool, ctx.thread_id, on_ask=ctx.observer and _asker(ctx.observer)
+                        call,
+                        tool,
+                        ctx.thread_id,
+                        on_ask=ctx.observer and _asker(ctx.observer),
+                        consent=self.consent,
                     )
                 finally:
                     ctx.cancellation.detach(scope)

@@ -298,6 +298,7 @@ class PermissionPolicy:
         thread_id: str | None = None,
         *,
         on_ask: Callable[[ConsentRequest], None] | None = None,
+        consent: ConsentHandler | None = None,
     ) -> Permission:
         """Decide for one call and resolve an Ask; the result is Allow or Deny.
 
@@ -308,13 +309,14 @@ class PermissionPolicy:
             tool: The tool it would run.
             thread_id: The conversation (approvals, grants and denials are per thread).
             on_ask: Told right before the consent handler is asked (for progress events).
+            consent: Asked instead of the policy's own handler (e.g. the client of the thread).
         """
         permission = self.decide(tool)
         if permission.decision is not Decision.ASK:
             if permission.decision is Decision.DENY:
                 _record("denied", call, tool, thread_id, permission)
             return permission
-        return await self._resolve(call, tool, thread_id, permission, on_ask)
+        return await self._resolve(call, tool, thread_id, permission, on_ask, consent or self.consent)
 
     async def _resolve(
         self,
@@ -323,6 +325,7 @@ class PermissionPolicy:
         thread_id: str | None,
         ask: Permission,
         on_ask: Callable[[ConsentRequest], None] | None,
+        consent: ConsentHandler | None,
     ) -> Permission:
         store, name = self.store, tool.name
         digest = arguments_hash(call.arguments)
@@ -339,7 +342,7 @@ class PermissionPolicy:
             return Permission(Decision.ALLOW, f"'{name}' is allowed in this thread by {who}", "grant")
         if await store.take_approval(thread_id, call.id, name, digest):
             return Permission(Decision.ALLOW, "this call was approved", "approval")
-        if self.consent is None:
+        if consent is None:
             permission = Permission(
                 Decision.DENY, f"{ask.reason}, and no one is available to approve it", "no_approver"
             )
@@ -348,7 +351,7 @@ class PermissionPolicy:
         request = ConsentRequest(call, name, tool.mode, ask.reason, thread_id, tool.description, ask.allow_always)
         if on_ask is not None:
             on_ask(request)
-        answer = await self._ask_consent(request)
+        answer = await self._ask_consent(consent, request)
         if not answer.allow:
             reason = answer.reason or "the user refused"
             await store.remember_denial(thread_id, name, digest, reason)
@@ -361,12 +364,11 @@ class PermissionPolicy:
         _record("consent", call, tool, thread_id, permission)
         return permission
 
-    async def _ask_consent(self, request: ConsentRequest) -> ConsentAnswer:
-        assert self.consent is not None
+    async def _ask_consent(self, consent: ConsentHandler, request: ConsentRequest) -> ConsentAnswer:
         answer: bool | ConsentAnswer | None = None
         try:
             with anyio.move_on_after(self.consent_timeout):
-                answer = await self.consent(request)
+                answer = await consent(request)
         except Exception as exc:  # a broken handler must not let the call through
             logging.getLogger("toolwire.policy").exception("consent handler failed")
             return ConsentAnswer(False, f"asking for consent failed ({type(exc).__name__})")

@@ -1,4 +1,4 @@
-"""Tools for testing code that uses toolwire: scripted models and the transcript validator.
+"""Tools for testing code that uses toolwire: scripted models, a fake client, the transcript validator.
 
 ```python
 model = ScriptedModel([
@@ -14,14 +14,38 @@ assert model.requests[1].messages[-1].result.data == {...}
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import math
+from collections import Counter, deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal, Self
 
+import anyio
+from anyio.abc import TaskGroup
+
+from .client_tools.channel import ClientHub
+from .client_tools.definitions import (
+    ClientToolRequest,
+    ClientToolResponse,
+    JsonContent,
+    TextContent,
+)
 from .envelopes import ToolCall
-from .errors import UsageError
+from .errors import ClientDisconnected, UsageError
 from .messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from .models import ModelEvent, ModelRequest, ModelResponse, TextDelta
+from .policy import ConsentAnswer, ConsentRequest
 
-__all__ = ["FunctionModel", "ScriptedModel", "TranscriptError", "Turn", "validate_transcript"]
+__all__ = [
+    "Behaviour",
+    "FakeClient",
+    "FunctionModel",
+    "ScriptedModel",
+    "TranscriptError",
+    "Turn",
+    "validate_transcript",
+]
 
 Turn = str | Sequence[ToolCall] | ModelResponse
 """One scripted model response: the answer's text, a batch of tool calls, or a full response."""
@@ -148,3 +172,158 @@ def validate_transcript(transcript: Sequence[Message]) -> None:
         previous = message
     if expected:
         raise TranscriptError(f"the transcript ends before the results of {', '.join(call.id for call in expected)}")
+
+
+# -- a fake client ---------------------------------------------------------------------------------
+
+Handler = Callable[[dict[str, Any]], Any]
+"""Runs a client tool: gets the arguments, returns text, a JSON value or a `ClientToolResponse`
+(sync or async); an exception becomes a failure response with its message."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Behaviour:
+    """How the fake client treats one request (the default: execute it and respond at once)."""
+
+    delay: float = 0.0
+    """Seconds to wait before executing; `math.inf` never answers (a frozen client)."""
+    drop: Literal["on_receive", "after_execute"] | None = None
+    """Disconnect when the request arrives (nothing runs), or after running it (the response is lost)."""
+    reconnect: bool = False
+    """After a `drop`, come back at once (the runtime may then re-send the request)."""
+    duplicate: bool = False
+    """Send the response twice."""
+    forge: str | None = None
+    """Respond with this request id instead of the request's."""
+    thread: str | None = None
+    """Deliver the response as if from this thread (a foreign client)."""
+
+
+class FakeClient:
+    """A client application for tests that misbehaves on request (delay, drop, duplicate, forge).
+
+    It executes client tool requests with handlers and answers consent prompts.
+
+    Use it as `client=` of `Agent.run` inside `async with FakeClient(agent, handlers=...)`. Like a
+    real client it keeps an execution ledger: a request re-sent after a reconnect is answered from
+    the ledger, never executed twice.
+
+    Args:
+        agent: The agent (or its `ClientHub`) whose runs the client serves.
+        handlers: Client tool name → handler.
+        consent: The answer to every consent prompt, or a function of the prompt.
+    """
+
+    def __init__(
+        self,
+        agent: Any,
+        *,
+        handlers: Mapping[str, Handler] | None = None,
+        consent: bool | ConsentAnswer | Callable[[ConsentRequest], bool | ConsentAnswer] = False,
+    ) -> None:
+        self.hub: ClientHub = agent if isinstance(agent, ClientHub) else agent.clients
+        self.handlers = dict(handlers or {})
+        self._consent = consent
+        self.requests: list[ClientToolRequest] = []
+        """Every request received, re-deliveries included."""
+        self.executions: Counter[str] = Counter()
+        """How many times each request id was executed (at most once, by invariant I5)."""
+        self.consent_requests: list[ConsentRequest] = []
+        self.accepted: list[bool] = []
+        """For each response sent, whether the runtime accepted it."""
+        self.connected = True
+        self._behaviours: dict[str, deque[Behaviour]] = {}
+        self._ledger: dict[str, ClientToolResponse] = {}
+        self._threads: set[str] = set()
+        self._group: TaskGroup | None = None
+
+    def behave(self, tool: str, *behaviours: Behaviour) -> None:
+        """Apply `behaviours` to the next calls of `tool`, one each, in order."""
+        self._behaviours.setdefault(tool, deque()).extend(behaviours)
+
+    async def __aenter__(self) -> Self:
+        self._group = await anyio.create_task_group().__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        assert self._group is not None
+        self._group.cancel_scope.cancel()  # requests still in flight are abandoned
+        # The body's own exception propagates as it is, not wrapped in an exception group.
+        await self._group.__aexit__(None, None, None)
+        return None
+
+    # -- the channel -------------------------------------------------------------------------------
+
+    async def send(self, request: ClientToolRequest) -> None:
+        """Receive a request; it is handled in the background, like a real client would."""
+        if not self.connected:
+            raise ClientDisconnected("the fake client is disconnected")
+        if self._group is None:
+            raise UsageError("use the FakeClient inside `async with FakeClient(...)`")
+        self.requests.append(request)
+        self._threads.add(request.thread_id)
+        queue = self._behaviours.get(request.tool_name)
+        behaviour = queue.popleft() if queue else Behaviour()
+        self._group.start_soon(self._handle, request, behaviour)
+
+    async def consent(self, request: ConsentRequest) -> bool | ConsentAnswer:
+        """Answer a consent prompt as configured."""
+        self.consent_requests.append(request)
+        return self._consent(request) if callable(self._consent) else self._consent
+
+    def disconnect(self) -> None:
+        """Drop the connection: calls in flight learn it (their strategy decides what follows)."""
+        self.connected = False
+        for thread_id in self._threads:
+            self.hub.detach(thread_id, self)
+
+    def reconnect(self, thread_id: str | None = None) -> None:
+        """Come back for the threads served so far (or `thread_id`); the hub re-sends what it must."""
+        self.connected = True
+        for thread in {thread_id} if thread_id is not None else set(self._threads):
+            self._threads.add(thread)
+            self.hub.attach(thread, self)
+
+    async def _handle(self, request: ClientToolRequest, behaviour: Behaviour) -> None:
+        if behaviour.drop == "on_receive":
+            self._drop(request, behaviour)
+            return
+        if behaviour.delay:
+            await anyio.sleep(behaviour.delay if math.isfinite(behaviour.delay) else math.inf)
+        response = self._ledger.get(request.request_id)
+        if response is None:
+            response = self._ledger[request.request_id] = await self._execute(request)
+        if behaviour.drop == "after_execute":
+            self._drop(request, behaviour)
+            return
+        if behaviour.forge is not None:
+            response = response.model_copy(update={"request_id": behaviour.forge})
+        if not self.connected:
+            return  # the connection dropped meanwhile: the response is lost with it
+        thread_id = behaviour.thread or request.thread_id
+        for _ in range(2 if behaviour.duplicate else 1):
+            self.accepted.append(self.hub.deliver(thread_id, response))
+
+    def _drop(self, request: ClientToolRequest, behaviour: Behaviour) -> None:
+        self.disconnect()
+        if behaviour.reconnect:
+            self.reconnect(request.thread_id)
+
+    async def _execute(self, request: ClientToolRequest) -> ClientToolResponse:
+        self.executions[request.request_id] += 1
+        handler = self.handlers.get(request.tool_name)
+        if handler is None:
+            message = f"the fake client has no handler for '{request.tool_name}'"
+            return ClientToolResponse(request_id=request.request_id, success=False, error_message=message)
+        try:
+            value = handler(dict(request.arguments))
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            return ClientToolResponse(request_id=request.request_id, success=False, error_message=str(exc))
+        if isinstance(value, ClientToolResponse):
+            return value.model_copy(update={"request_id": request.request_id})
+        content = TextContent(text=value) if isinstance(value, str) else JsonContent(value=value)
+        return ClientToolResponse(request_id=request.request_id, content=(content,))

@@ -240,3 +240,41 @@ async def test_set_call_state_refuses_terminal_without_a_result(store: Store) ->
     with pytest.raises(UsageError, match="use complete_call"):
         await store.set_call_state("t1", LOOKUP.id, CallState.TERMINAL)
     assert [entry.call.id for entry in await store.open_calls("t1")] == [LOOKUP.id]
+
+
+# -- client tool state -------------------------------------------------------------------------
+
+CLIENT_STATE = {"groups": [{"name": "IDE", "tools": [{"name": "OpenFile"}]}], "expanded": ["IDE"]}
+
+
+async def test_client_state_of_unknown_thread_is_none(store: Store) -> None:
+    assert await store.load_client_state("t1") is None
+
+
+async def test_client_state_round_trips(store: Store) -> None:
+    await store.save_client_state("t1", CLIENT_STATE)
+    assert await store.load_client_state("t1") == CLIENT_STATE
+
+
+async def test_client_state_is_replaced_whole(store: Store) -> None:
+    await store.save_client_state("t1", CLIENT_STATE)
+    await store.save_client_state("t1", {"groups": []})
+    assert await store.load_client_state("t1") == {"groups": []}
+
+
+async def test_saving_none_deletes_the_client_state(store: Store) -> None:
+    await store.save_client_state("t1", CLIENT_STATE)
+    await store.save_client_state("t1", None)
+    assert await store.load_client_state("t1") is None
+
+
+async def test_client_states_of_threads_are_separate(store: Store) -> None:
+    await store.save_client_state("t1", CLIENT_STATE)
+    assert await store.load_client_state("t2") is None
+
+
+async def test_saved_client_state_does_not_change_with_the_callers_dict(store: Store) -> None:
+    state = {"expanded": ["IDE"]}
+    await store.save_client_state("t1", state)
+    state["expanded"].append("Page")
+    assert await store.load_client_state("t1") == {"expanded": ["IDE"]}

@@ -16,7 +16,7 @@ from toolwire import ToolCall, ToolResult, UsageError
 from toolwire.envelopes import arguments_hash
 from toolwire.messages import AssistantMessage, UserMessage
 from toolwire.store import CallState, LedgerEntry
-from toolwire.store.sqlite import FILENAME, SCHEMA_VERSION, SqliteStore
+from toolwire.store.sqlite import _MIGRATIONS, FILENAME, SCHEMA_VERSION, SqliteStore
 
 CALL = ToolCall(id="call_1", name="lookup", arguments={"query": "weather in Paris"})
 HASH = arguments_hash(CALL.arguments)
@@ -165,3 +165,17 @@ async def test_another_process_sees_what_a_crashed_process_wrote(tmp_path: Path)
         assert await store.load_messages("t1") == [UserMessage("Weather in Paris?"), AssistantMessage("", (CALL,))]
         [open_call] = await store.open_calls("t1")
         assert (open_call.call, open_call.state) == (CALL, CallState.PENDING)
+
+
+async def test_a_version_1_file_is_migrated_and_keeps_its_threads(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    with closing(sqlite3.connect(path)) as db:
+        _MIGRATIONS[0](db)
+        db.execute("INSERT INTO threads (id, principal, created_at) VALUES ('t1', NULL, 0)")
+        db.execute("PRAGMA user_version = 1")
+        db.commit()
+    async with SqliteStore(path) as store:
+        await store.save_client_state("t1", {"groups": []})
+        assert await store.thread_exists("t1")
+        assert await store.load_client_state("t1") == {"groups": []}
+    assert pragma(path, "user_version") == (SCHEMA_VERSION,)

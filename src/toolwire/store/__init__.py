@@ -13,10 +13,10 @@ Implementations: `MemoryStore` (one process, the default), `SqliteStore` (one fi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..envelopes import ToolCall, ToolResult
 from ..messages import Message
@@ -113,6 +113,14 @@ class Store(ApprovalStore, Protocol):
 
     async def open_calls(self, thread_id: str) -> list[LedgerEntry]:
         """Return the thread's calls that are not TERMINAL, in the order they were recorded."""
+        ...
+
+    async def load_client_state(self, thread_id: str) -> dict[str, Any] | None:
+        """Return the thread's client tool state as saved (None when there is none)."""
+        ...
+
+    async def save_client_state(self, thread_id: str, state: Mapping[str, Any] | None) -> None:
+        """Replace the thread's client tool state (a JSON object); None deletes it."""
         ...
 
     async def aclose(self) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..envelopes import ToolResult
 from ..errors import UsageError
@@ -22,6 +24,7 @@ class MemoryStore(MemoryApprovalStore):
         self._principals: dict[str, str | None] = {}
         self._messages: dict[str, list[Message]] = {}
         self._ledger: dict[tuple[str, str], LedgerEntry] = {}
+        self._client_states: dict[str, str] = {}
 
     async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
         """Create the thread if it does not exist; True if it was created now."""
@@ -82,3 +85,18 @@ class MemoryStore(MemoryApprovalStore):
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+    async def load_client_state(self, thread_id: str) -> dict[str, Any] | None:
+        """Return the thread's client tool state as saved (None when there is none)."""
+        saved = self._client_states.get(thread_id)
+        return None if saved is None else json.loads(saved)
+
+    async def save_client_state(self, thread_id: str, state: Mapping[str, Any] | None) -> None:
+        """Replace the thread's client tool state; None deletes it.
+
+        Kept as JSON text, as a persistent store would: later changes to `state` do not leak in.
+        """
+        if state is None:
+            self._client_states.pop(thread_id, None)
+        else:
+            self._client_states[thread_id] = json.dumps(state, separators=(",", ":"))

@@ -29,7 +29,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -75,7 +75,12 @@ def _migrate_to_1(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (_migrate_to_1,)
+def _migrate_to_2(db: sqlite3.Connection) -> None:
+    """Add the client tool state of threads (registered groups, expansion, hidden tools, context)."""
+    db.execute("CREATE TABLE client_state (thread_id TEXT PRIMARY KEY, state TEXT NOT NULL, updated_at REAL NOT NULL)")
+
+
+_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (_migrate_to_1, _migrate_to_2)
 """`_MIGRATIONS[n]` brings a file from schema version `n` to `n + 1`; append, never edit."""
 
 SCHEMA_VERSION: Final = len(_MIGRATIONS)
@@ -332,6 +337,25 @@ class SqliteStore:
         return None if row is None else row[0]
 
     # -- lifetime -------------------------------------------------------------------------------
+
+    # -- client tool state ------------------------------------------------------------------------
+
+    async def load_client_state(self, thread_id: str) -> dict[str, Any] | None:
+        """Return the thread's client tool state as saved (None when there is none)."""
+        row = self._one("SELECT state FROM client_state WHERE thread_id = ?", (thread_id,))
+        return None if row is None else json.loads(row[0])
+
+    async def save_client_state(self, thread_id: str, state: Mapping[str, Any] | None) -> None:
+        """Replace the thread's client tool state in one transaction; None deletes it."""
+        with self._write() as db:
+            if state is None:
+                db.execute("DELETE FROM client_state WHERE thread_id = ?", (thread_id,))
+            else:
+                db.execute(
+                    "INSERT INTO client_state (thread_id, state, updated_at) VALUES (?, ?, ?)"
+                    " ON CONFLICT (thread_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+                    (thread_id, _dumps(state), time.time()),
+                )
 
     async def aclose(self) -> None:
         """Close the connection; the store cannot be used afterwards. Closing twice is harmless."""

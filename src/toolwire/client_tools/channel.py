@@ -1,0 +1,289 @@
+"""The way to a client: `ClientChannel`, `ClientHub` and the disconnection strategies.
+
+The hub correlates requests and responses; the strategies (`FallbackMessage`, `RetryWithBackoff`,
+`FailFast`) say what a call does when its client is gone.
+
+```
+ClientHub.request(thread, request)
+    no client attached, or it drops before responding ──► the disconnection strategy:
+        FallbackMessage  Error client_disconnected with the template (the model may carry on)
+        RetryWithBackoff wait for a client to attach again, re-send the same request id, up to max_retries
+        FailFast         Error client_disconnected, and the run ends with `ClientDisconnected`
+    a response for the request, from the thread's client ──► returned (exactly once)
+ClientHub.deliver(thread, response)   unknown, foreign or repeated request id ──► refused, logged
+```
+
+A channel is anything that can send a request to the client: the WebSocket server's connection,
+`toolwire.testing.FakeClient`, or your own. The client's answers come back through
+`ClientHub.deliver`, from whichever connection of the thread's client receives them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
+
+import anyio
+
+from ..errors import ClientDisconnected, UsageError
+from ..policy import ConsentAnswer, ConsentHandler, ConsentRequest
+
+if TYPE_CHECKING:  # the definitions load pydantic models; the loop imports this module eagerly
+    from .definitions import ClientToolRequest, ClientToolResponse
+
+__all__ = [
+    "DEFAULT_FALLBACK_TEMPLATE",
+    "ClientChannel",
+    "ClientHub",
+    "ClientToolsConfig",
+    "ConsentChannel",
+    "DisconnectionStrategy",
+    "FailFast",
+    "FallbackMessage",
+    "RetryWithBackoff",
+    "new_request_id",
+]
+
+_log = logging.getLogger("toolwire.client_tools")
+
+DEFAULT_FALLBACK_TEMPLATE: Final = "Client disconnected. Tool '{0}' unavailable."
+
+
+@runtime_checkable
+class ClientChannel(Protocol):
+    """Sends requests to the client that executes a thread's client tools."""
+
+    async def send(self, request: ClientToolRequest) -> None:
+        """Deliver `request` to the client.
+
+        Raises:
+            ClientDisconnected: The client cannot be reached (any `OSError` counts the same).
+        """
+        ...
+
+
+@runtime_checkable
+class ConsentChannel(Protocol):
+    """A channel whose client also answers consent prompts (the person in front of it decides)."""
+
+    async def consent(self, request: ConsentRequest) -> bool | ConsentAnswer:
+        """Ask the client's user whether the call may run."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FallbackMessage:
+    """The call gets an Error result (`client_disconnected`) that the model can react to."""
+
+    template: str = DEFAULT_FALLBACK_TEMPLATE
+    """`{0}` is replaced by the tool's name."""
+
+    def message(self, tool_name: str) -> str:
+        """The result's message for a call of `tool_name`."""
+        return self.template.replace("{0}", tool_name)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryWithBackoff:
+    """Wait for the client to come back and re-send the same request; then fall back.
+
+    The waits grow from `initial_delay` by `factor` up to `max_delay`; the call's deadline
+    (`invoke_timeout`) still applies and ends the wait with a Timeout.
+    """
+
+    max_retries: int = 3
+    initial_delay: float = 0.5
+    max_delay: float = 8.0
+    factor: float = 2.0
+    fallback: FallbackMessage = field(default_factory=FallbackMessage)
+    """The result once the retries are used up."""
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0 or self.initial_delay < 0 or self.max_delay < self.initial_delay or self.factor < 1:
+            raise UsageError("RetryWithBackoff needs max_retries >= 0, 0 <= initial_delay <= max_delay, factor >= 1")
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait for the client before retry number `attempt` (from 1)."""
+        return min(self.max_delay, self.initial_delay * self.factor ** (attempt - 1))
+
+
+@dataclass(frozen=True, slots=True)
+class FailFast:
+    """The run ends with `ClientDisconnected`; the call still gets its Error result first."""
+
+    template: str = DEFAULT_FALLBACK_TEMPLATE
+
+    def message(self, tool_name: str) -> str:
+        """The result's message for a call of `tool_name`."""
+        return self.template.replace("{0}", tool_name)
+
+
+DisconnectionStrategy = FallbackMessage | RetryWithBackoff | FailFast
+"""What a call to a client tool does when the client is not there (seed 004)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientToolsConfig:
+    """How an `Agent` treats client tools (seed 004's `WithClientTools` options)."""
+
+    collapse_client_tools: bool = True
+    """Offer groups with `start_collapsed` as one container tool until they are expanded."""
+    client_tools_instructions: str = ""
+    """Joins the system prompt whenever the thread has client tool groups."""
+    invoke_timeout: float = 30.0
+    """Seconds a client may take to answer a call before it ends as a Timeout."""
+    disconnection: DisconnectionStrategy = field(default_factory=FallbackMessage)
+    validate_schema_on_registration: bool = True
+    """Check every parameters schema (limits, safe patterns, valid JSON Schema) when it is registered."""
+
+    def __post_init__(self) -> None:
+        if not self.invoke_timeout > 0:
+            raise UsageError("ClientToolsConfig.invoke_timeout must be a positive number of seconds")
+
+
+class _Pending:
+    """A request in flight: where it was sent and, once it came, its response."""
+
+    __slots__ = ("channel", "changed", "request", "response", "thread_id")
+
+    def __init__(self, thread_id: str, request: ClientToolRequest) -> None:
+        self.thread_id = thread_id
+        self.request = request
+        self.channel: ClientChannel | None = None
+        self.response: ClientToolResponse | None = None
+        self.changed = anyio.Event()
+
+
+class ClientHub:
+    """Which client serves each thread, and the requests in flight to it.
+
+    `attach` when a client (re)connects for a thread, `detach` when it leaves, `deliver` each
+    response it sends. `request` is what a client tool call awaits.
+    """
+
+    def __init__(self) -> None:
+        self._channels: dict[str, ClientChannel] = {}
+        self._attached: dict[str, anyio.Event] = {}
+        self._pending: dict[str, _Pending] = {}
+
+    def channel(self, thread_id: str) -> ClientChannel | None:
+        """The client attached to the thread now, if any."""
+        return self._channels.get(thread_id)
+
+    def attach(self, thread_id: str, channel: ClientChannel) -> None:
+        """Make `channel` the thread's client (a reconnect replaces the old one)."""
+        self._channels[thread_id] = channel
+        if (event := self._attached.pop(thread_id, None)) is not None:
+            event.set()
+
+    def detach(self, thread_id: str, channel: ClientChannel) -> None:
+        """The client behind `channel` left: its unanswered requests learn it now."""
+        if self._channels.get(thread_id) is channel:
+            del self._channels[thread_id]
+        for pending in self._pending.values():
+            if pending.thread_id == thread_id and pending.channel is channel and pending.response is None:
+                pending.channel = None
+                pending.changed.set()
+
+    def pending(self, thread_id: str) -> list[ClientToolRequest]:
+        """The thread's requests still waiting for a response (for re-delivery after a resume)."""
+        return [pending.request for pending in self._pending.values() if pending.thread_id == thread_id]
+
+    def deliver(self, thread_id: str, response: ClientToolResponse) -> bool:
+        """Hand a client's response to the call waiting for it; False (and logged) if refused.
+
+        A response is refused when its request id was never issued, was issued to another thread,
+        or was already answered (or given up: timed out, canceled).
+        """
+        pending = self._pending.get(response.request_id)
+        if pending is None:
+            _log.warning(
+                "refused a client response for unknown request id %.80r (thread %s)", response.request_id, thread_id
+            )
+            return False
+        if pending.thread_id != thread_id:
+            _log.warning("refused a client response from thread %s for a request of another thread", thread_id)
+            return False
+        if pending.response is not None:
+            _log.warning("refused a second response for request %s (thread %s)", response.request_id, thread_id)
+            return False
+        pending.response = response
+        pending.changed.set()
+        return True
+
+    async def request(
+        self,
+        thread_id: str,
+        request: ClientToolRequest,
+        *,
+        retry: RetryWithBackoff | None = None,
+        on_sent: Callable[[], Awaitable[object]] | None = None,
+    ) -> ClientToolResponse | None:
+        """Send `request` to the thread's client and return its response; None if the client is gone.
+
+        With `retry`, waits for a client to attach again and re-sends the same request id, up to
+        `retry.max_retries` times. Cancel the caller (a deadline) to give up; a response arriving
+        later is refused.
+        """
+        pending = self._pending[request.request_id] = _Pending(thread_id, request)
+        try:
+            attempt = 0
+            while True:
+                if (response := await self._send_and_wait(pending, on_sent)) is not None:
+                    return response
+                if retry is None or attempt >= retry.max_retries:
+                    return None
+                attempt += 1
+                await self._wait_attached(thread_id, retry.delay(attempt))
+        finally:
+            del self._pending[request.request_id]
+
+    async def _send_and_wait(
+        self, pending: _Pending, on_sent: Callable[[], Awaitable[object]] | None
+    ) -> ClientToolResponse | None:
+        channel = self._channels.get(pending.thread_id)
+        if channel is None:
+            return None
+        pending.channel, pending.changed = channel, anyio.Event()
+        try:
+            await channel.send(pending.request)
+        except (ClientDisconnected, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            _log.info("the client of thread %s is unreachable (%s)", pending.thread_id, type(exc).__name__)
+            self.detach(pending.thread_id, channel)
+        else:
+            if on_sent is not None:
+                await on_sent()
+        while pending.response is None and pending.channel is channel:
+            await pending.changed.wait()
+            pending.changed = anyio.Event()
+        return pending.response
+
+    async def _wait_attached(self, thread_id: str, seconds: float) -> None:
+        """Wait up to `seconds` for a client to attach to the thread (at once if one is attached)."""
+        if thread_id in self._channels:
+            return
+        event = self._attached.setdefault(thread_id, anyio.Event())
+        with anyio.move_on_after(seconds if math.isfinite(seconds) else math.inf):
+            await event.wait()
+
+    def consent_handler(self, thread_id: str, fallback: ConsentHandler | None) -> ConsentHandler:
+        """A consent handler that asks the thread's client when it can answer, else `fallback`."""
+
+        async def ask(request: ConsentRequest) -> bool | ConsentAnswer:
+            channel = self._channels.get(thread_id)
+            if isinstance(channel, ConsentChannel):
+                return await channel.consent(request)
+            if fallback is not None:
+                return await fallback(request)
+            return ConsentAnswer(False, "no one is available to approve it")
+
+        return ask
+
+
+def new_request_id() -> str:
+    """A request id with 128 random bits (ids are never guessable, RELIABILITY.md)."""
+    return "req_" + secrets.token_hex(16)

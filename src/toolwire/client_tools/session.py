@@ -1,0 +1,287 @@
+"""`ClientSession`: a thread's client tools during one run.
+
+It loads the thread's `ClientState` from the store, applies the run's registration, offers the
+model the server tools plus the client surface (containers, expanded tools, instructions), answers
+container calls itself, turns client tool calls into requests through the `ClientHub`, applies
+augmentations after each batch, and saves the state whenever it changed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from ..envelopes import ToolResult
+from ..errors import InvalidArguments, RegistrationError
+from ..messages import ToolDefinition
+from ..modes import ToolMode, classify_tool
+from ..store import CallState, Store
+from ..tools import Tool, Toolbox, ToolContext
+from .channel import ClientHub, ClientToolsConfig, FailFast, FallbackMessage, RetryWithBackoff, new_request_id
+from .definitions import Augmentation, ClientTool, ClientToolGroup, ClientToolRequest, content_to_data
+from .state import ClientState
+from .validation import ArgumentValidator, validate_groups
+
+__all__ = ["ClientSession", "ClientToolProxy"]
+
+_log = logging.getLogger("toolwire.client_tools")
+
+_CONTEXT: Final = "__toolwire_context__"
+"""The keyword the pipeline passes the call's `ToolContext` under (never a schema property)."""
+
+
+class ClientToolProxy(Tool[..., Awaitable[ToolResult]]):
+    """A client tool as the pipeline sees it; running it sends a request to the client.
+
+    It is validated against the client's schema, classified, permitted and filtered like any tool.
+    """
+
+    is_client = True
+
+    def __init__(
+        self, definition: ClientTool, validator: ArgumentValidator, session: ClientSession, timeout: float
+    ) -> None:
+        # Not `Tool.__init__`: there is no Python function to inspect; the client gave the schema.
+        self.definition = definition
+        self.function = self._call
+        self.name = self.__name__ = definition.name
+        self.description = definition.description
+        # A client cannot declare a mode: only the name's pattern can raise it above `external`.
+        self.mode_decision = classify_tool(definition.name, fallback=ToolMode.EXTERNAL)
+        self.timeout = timeout
+        self.requires_permission = definition.requires_permission
+        self.inline = False
+        self.idempotent = False
+        self.is_async = True
+        self.context_parameter = _CONTEXT
+        self._validator = validator
+        self._session = session
+
+    @property
+    def parameters_schema(self) -> dict[str, Any]:
+        """The JSON Schema the client registered."""
+        return self.definition.parameters_schema
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Check the arguments against the client's schema (compiled at registration)."""
+        if problems := self._validator.problems(arguments):
+            raise InvalidArguments(self.name, problems)
+        return dict(arguments)
+
+    async def _call(self, **arguments: Any) -> ToolResult:
+        context: ToolContext = arguments.pop(_CONTEXT)
+        return await self._session.invoke(self, context.call_id, arguments)
+
+
+class ClientSession:
+    """The client tools of one thread for one run (build it with `open`)."""
+
+    def __init__(
+        self,
+        thread_id: str,
+        state: ClientState,
+        validators: dict[str, ArgumentValidator],
+        *,
+        hub: ClientHub,
+        config: ClientToolsConfig,
+        store: Store,
+        server: Toolbox,
+    ) -> None:
+        self.thread_id = thread_id
+        self.state = state
+        self.hub = hub
+        self.config = config
+        self.store = store
+        self.server = server
+        self.failed_fast: str | None = None
+        """The tool whose call found the client gone under `FailFast`: the run must end."""
+        self.refusals: list[str] = []
+        """Augmentations refused during the run, with the reason (they were logged too)."""
+        self._validators = validators
+        self._augmentations: dict[str, Augmentation] = {}
+        self._toolbox: Toolbox | None = None
+        self._definitions: tuple[ToolDefinition, ...] | None = None
+        self._dirty = False
+
+    @classmethod
+    async def open(
+        cls,
+        thread_id: str,
+        *,
+        hub: ClientHub,
+        config: ClientToolsConfig,
+        store: Store,
+        server: Toolbox,
+        groups: Sequence[ClientToolGroup] = (),
+        expanded: Iterable[str] = (),
+        reset: bool = False,
+    ) -> ClientSession:
+        """Load the thread's client state and apply the run's registration to it.
+
+        Raises:
+            RegistrationError: The registration was refused; the stored state is unchanged.
+        """
+        expanded = list(expanded)
+        saved = None if reset else await store.load_client_state(thread_id)
+        state = ClientState(collapse=config.collapse_client_tools)
+        validators: dict[str, ArgumentValidator] = {}
+        if saved is not None:
+            try:
+                state = ClientState.from_dict(saved, collapse=config.collapse_client_tools)
+                validators = cls._check(state.groups.values(), (), server, config)
+            except RegistrationError as exc:
+                _log.warning("dropped the stored client tools of thread %s: %s", thread_id, exc)
+                state, saved = ClientState(collapse=config.collapse_client_tools), None
+        if groups or expanded:
+            validators.update(cls._check(groups, tuple(state.groups.values()), server, config))
+            names = set(state.groups) | {group.name for group in groups}
+            if unknown := [name for name in expanded if name not in names]:
+                raise RegistrationError(f"expanded_containers names unknown group(s): {', '.join(unknown)}")
+            state.register(groups, expanded=expanded)
+        session = cls(thread_id, state, validators, hub=hub, config=config, store=store, server=server)
+        if reset or groups or expanded:
+            await session.save()
+        return session
+
+    @staticmethod
+    def _check(
+        groups: Iterable[ClientToolGroup],
+        existing: Sequence[ClientToolGroup],
+        server: Toolbox,
+        config: ClientToolsConfig,
+    ) -> dict[str, ArgumentValidator]:
+        return validate_groups(
+            list(groups),
+            existing=existing,
+            server_tools=server.names,
+            check_schemas=config.validate_schema_on_registration,
+        )
+
+    # -- what the model sees -------------------------------------------------------------------
+
+    @property
+    def toolbox(self) -> Toolbox:
+        """The server's tools and the client tools offered now (rebuilt after each change)."""
+        if self._toolbox is None:
+            proxies = [
+                ClientToolProxy(tool, self._validators[tool.name], self, self.config.invoke_timeout)
+                for tool in self.state.offered_tools()
+            ]
+            self._toolbox = Toolbox([*self.server, *proxies], mode_fallback=self.server.mode_fallback)
+        return self._toolbox
+
+    def definitions(self) -> tuple[ToolDefinition, ...]:
+        """The tools a model request offers: server tools, client tools, then containers."""
+        if self._definitions is None:
+            containers = tuple(container.definition() for container in self.state.offered_containers())
+            self._definitions = self.toolbox.definitions() + containers
+        return self._definitions
+
+    def system_prompt(self, instructions: str) -> str:
+        """The agent's instructions followed by what the client state adds."""
+        parts = self.state.instructions(self.config.client_tools_instructions)
+        return "\n\n".join(part for part in (instructions, *parts) if part)
+
+    # -- calls the runtime answers -------------------------------------------------------------
+
+    def answer(self, call_id: str, name: str) -> ToolResult | None:
+        """Answer a call the runtime handles itself, or None for the pipeline.
+
+        A container call expands its group (or activates its skill); a call of a client tool
+        whose group is collapsed is refused with a pointer to the container.
+        """
+        if name in self.server:
+            return None
+        if (container := self.state.containers().get(name)) is not None:
+            self.state.activate(container)
+            self._changed()
+            return ToolResult.ok(call_id, container.expansion_text(self.state.hidden))
+        if name in self.toolbox or name in self.state.hidden:
+            return None
+        if (group := self.state.group_of(name)) is not None:
+            container_tool = next(c.tool_name for c in self.state.containers().values() if c.group is group)
+            message = (
+                f"'{name}' belongs to the client tool group '{group.name}', which is collapsed; "
+                f"call '{container_tool}' first to make its tools available."
+            )
+            return ToolResult.error(call_id, message, code="unknown_tool")
+        return None
+
+    # -- client calls --------------------------------------------------------------------------
+
+    async def invoke(self, proxy: ClientToolProxy, call_id: str, arguments: dict[str, Any]) -> ToolResult:
+        """Send one call to the client and turn its response (or its absence) into a result."""
+        request = ClientToolRequest(
+            request_id=new_request_id(),
+            thread_id=self.thread_id,
+            call_id=call_id,
+            tool_name=proxy.name,
+            arguments=arguments,
+            description=proxy.description,
+            mode=proxy.mode.value,
+        )
+        strategy = self.config.disconnection
+        retry = strategy if isinstance(strategy, RetryWithBackoff) else None
+        response = await self.hub.request(self.thread_id, request, retry=retry, on_sent=self._dispatched(call_id))
+        if response is None:
+            if isinstance(strategy, FailFast) and self.failed_fast is None:
+                self.failed_fast = proxy.name
+            fallback: FallbackMessage | FailFast = (
+                strategy.fallback if isinstance(strategy, RetryWithBackoff) else strategy
+            )
+            return ToolResult.error(call_id, fallback.message(proxy.name), code="client_disconnected")
+        if response.augmentation is not None and not response.augmentation.is_empty:
+            self._augmentations[call_id] = response.augmentation
+        if response.success:
+            return ToolResult.ok(call_id, content_to_data(response.content))
+        message = response.error_message or f"The client reported that '{proxy.name}' failed."
+        return ToolResult.error(call_id, message, data=content_to_data(response.content) if response.content else None)
+
+    def _dispatched(self, call_id: str) -> Callable[[], Awaitable[None]]:
+        async def record() -> None:
+            await self.store.set_call_state(self.thread_id, call_id, CallState.DISPATCHED)
+
+        return record
+
+    async def finish_batch(self, call_ids: Sequence[str]) -> None:
+        """Apply the augmentations of this batch's responses and save the state if it changed.
+
+        Augmentations apply in the calls' order; expansions by container calls count as changes.
+
+        Each augmentation is validated like a registration and applied whole, or refused whole
+        (logged and kept in `refusals`); it cannot touch server tools.
+        """
+        for call_id in call_ids:
+            if (augmentation := self._augmentations.pop(call_id, None)) is None:
+                continue
+            try:
+                self._apply(augmentation)
+            except RegistrationError as exc:
+                _log.warning("refused an augmentation from the client of thread %s: %s", self.thread_id, exc)
+                self.refusals.append(str(exc))
+        if self._dirty:
+            await self.save()
+
+    def _apply(self, augmentation: Augmentation) -> None:
+        state, server = self.state, self.server
+        if touched := [name for name in (*augmentation.hide_tools, *augmentation.show_tools) if name in server]:
+            raise RegistrationError(f"an augmentation cannot hide or show the server tool '{touched[0]}'")
+        kept = [group for name, group in state.groups.items() if name not in augmentation.remove_tool_groups]
+        validators = self._check(augmentation.inject_tool_groups, kept, server, self.config)
+        names = {group.name for group in kept} | {group.name for group in augmentation.inject_tool_groups}
+        for name in (*augmentation.expand_tool_groups, *augmentation.collapse_tool_groups):
+            if name not in names:
+                raise RegistrationError(f"an augmentation names the unknown group '{name}'", group=name)
+        state.apply(augmentation)
+        self._validators.update(validators)
+        self._changed()
+
+    def _changed(self) -> None:
+        self._toolbox = self._definitions = None
+        self._dirty = True
+
+    async def save(self) -> None:
+        """Write the state to the store (nothing to keep: the thread's entry is removed)."""
+        self._dirty = False
+        await self.store.save_client_state(self.thread_id, None if self.state.empty else self.state.to_dict())

@@ -1,0 +1,168 @@
+"""`ClientHub`: requests and responses correlate by id, per thread, exactly once."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import pytest
+
+from toolwire.client_tools.channel import ClientHub, FallbackMessage, RetryWithBackoff, new_request_id
+from toolwire.client_tools.definitions import ClientToolRequest, ClientToolResponse, TextContent
+from toolwire.errors import ClientDisconnected, UsageError
+
+
+def request(thread_id: str = "t1", request_id: str = "req_1") -> ClientToolRequest:
+    return ClientToolRequest(
+        request_id=request_id,
+        thread_id=thread_id,
+        call_id="c1",
+        tool_name="GetSelection",
+        arguments={},
+        description="",
+        mode="external",
+    )
+
+
+def response(request_id: str = "req_1", text: str = "selected") -> ClientToolResponse:
+    return ClientToolResponse(request_id=request_id, content=(TextContent(text=text),))
+
+
+class Recorder:
+    """A channel that records what it was sent and lets the test answer."""
+
+    def __init__(self, *, fail: bool = False) -> None:
+        self.sent: list[ClientToolRequest] = []
+        self.fail = fail
+        self.arrived = anyio.Event()
+
+    async def send(self, request: ClientToolRequest) -> None:
+        if self.fail:
+            raise ClientDisconnected("gone")
+        self.sent.append(request)
+        self.arrived.set()
+        self.arrived = anyio.Event()
+
+
+async def answered(hub: ClientHub, channel: Recorder, thread_id: str = "t1", **options: Any) -> Any:
+    """Run one request while the test's body answers it; return what `request` returned."""
+    outcome: list[Any] = []
+
+    async def ask() -> None:
+        outcome.append(await hub.request(thread_id, request(thread_id), **options))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await channel.arrived.wait()
+        assert hub.deliver(thread_id, response())
+    return outcome[0]
+
+
+async def test_a_response_for_the_request_is_returned() -> None:
+    hub, channel = ClientHub(), Recorder()
+    hub.attach("t1", channel)
+    assert (await answered(hub, channel)).content == (TextContent(text="selected"),)
+
+
+async def test_without_a_client_the_request_returns_none_at_once() -> None:
+    assert await ClientHub().request("t1", request()) is None
+
+
+async def test_a_channel_that_cannot_send_counts_as_gone() -> None:
+    hub = ClientHub()
+    hub.attach("t1", Recorder(fail=True))
+    assert await hub.request("t1", request()) is None
+    assert hub.channel("t1") is None
+
+
+async def test_an_unknown_request_id_is_refused_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="toolwire.client_tools"):
+        assert not ClientHub().deliver("t1", response("req_unknown"))
+    assert "unknown request id" in caplog.text
+
+
+async def test_a_response_from_another_thread_is_refused() -> None:
+    hub, channel = ClientHub(), Recorder()
+    hub.attach("t1", channel)
+    outcome: list[Any] = []
+
+    async def ask() -> None:
+        with anyio.move_on_after(0.05):
+            outcome.append(await hub.request("t1", request()))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await channel.arrived.wait()
+        assert not hub.deliver("t2", response())
+    assert outcome == []
+
+
+async def test_a_response_after_the_caller_gave_up_is_refused() -> None:
+    hub, channel = ClientHub(), Recorder()
+    hub.attach("t1", channel)
+    with anyio.move_on_after(0.01):
+        await hub.request("t1", request())
+    assert not hub.deliver("t1", response())
+    assert hub.pending("t1") == []
+
+
+async def test_detaching_wakes_the_waiting_call_with_none() -> None:
+    hub, channel = ClientHub(), Recorder()
+    hub.attach("t1", channel)
+    outcome: list[Any] = []
+
+    async def ask() -> None:
+        outcome.append(await hub.request("t1", request()))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await channel.arrived.wait()
+        hub.detach("t1", channel)
+    assert outcome == [None]
+
+
+async def test_detaching_an_old_channel_keeps_the_new_one() -> None:
+    hub, old, new = ClientHub(), Recorder(), Recorder()
+    hub.attach("t1", old)
+    hub.attach("t1", new)
+    hub.detach("t1", old)
+    assert hub.channel("t1") is new
+
+
+async def test_retry_resends_the_same_request_id_to_the_client_that_comes_back() -> None:
+    hub, first, second = ClientHub(), Recorder(), Recorder()
+    hub.attach("t1", first)
+    outcome: list[Any] = []
+
+    async def ask() -> None:
+        outcome.append(await hub.request("t1", request(), retry=RetryWithBackoff(initial_delay=60, max_delay=60)))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await first.arrived.wait()
+        hub.detach("t1", first)
+        hub.attach("t1", second)
+        await second.arrived.wait()
+        assert hub.deliver("t1", response())
+    assert [sent.request_id for sent in first.sent + second.sent] == ["req_1", "req_1"]
+    assert outcome[0] is not None
+
+
+def test_fallback_template_names_the_tool() -> None:
+    assert FallbackMessage().message("OpenFile") == "Client disconnected. Tool 'OpenFile' unavailable."
+
+
+def test_backoff_grows_to_its_maximum() -> None:
+    strategy = RetryWithBackoff(initial_delay=0.5, max_delay=2.0)
+    assert [strategy.delay(attempt) for attempt in (1, 2, 3, 4)] == [0.5, 1.0, 2.0, 2.0]
+
+
+def test_a_nonsensical_backoff_is_a_usage_error() -> None:
+    with pytest.raises(UsageError):
+        RetryWithBackoff(max_retries=-1)
+
+
+def test_request_ids_carry_128_random_bits() -> None:
+    ids = {new_request_id() for _ in range(100)}
+    assert len(ids) == 100 and all(len(value) == len("req_") + 32 for value in ids)
