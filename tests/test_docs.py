@@ -28,3 +28,16 @@ def test_example_shows_every_outcome_type():
     )
     outcomes = set(re.findall(r"-> (\w+):", completed.stdout))
     assert outcomes == {"SUCCESS", "ERROR", "CANCELED", "TIMEOUT", "DENIED"}
+
+
+def test_client_tools_example_prints_what_docs_client_tools_shows():
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "client_tools.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    page = (ROOT / "docs" / "client-tools.md").read_text()
+    shown = re.findall(r"```text\n(.*?)```", page, re.S)[0]
+    assert completed.stdout == shown

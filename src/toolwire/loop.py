@@ -507,7 +507,7 @@ class Agent:
             group if isinstance(group, ClientToolGroup) else ClientToolGroup.from_dict(group)
             for group in clients.groups
         ]
-        return await ClientSession.open(
+        session = await ClientSession.open(
             thread_id,
             hub=self.clients,
             config=self.client_tools,
@@ -517,6 +517,9 @@ class Agent:
             expanded=clients.expanded,
             reset=clients.reset,
         )
+        for name in session.redefined:  # consent was given for what the tool used to be
+            await self.policy.revoke(name, thread_id)
+        return session
 
     async def _record_result(self, thread_id: str, result: ToolResult) -> ToolResult:
         """Write a call's result to the ledger; return the result that won there (first writer wins)."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from client_seed import CHECKOUT_GROUP, IDE_GROUP, call, group, offered, run
 
-from toolwire import Agent, ResultType, tool
+from toolwire import Agent, ConsentAnswer, ResultType, tool
 from toolwire.client_tools.channel import ClientToolsConfig
 from toolwire.client_tools.definitions import (
     Augmentation,
@@ -357,3 +357,59 @@ async def test_a_denied_permission_requiring_tool_never_reaches_the_client() -> 
         result = await run(agent, client_tool_groups=[DELETE_GROUP], client=client)
     assert results(result)[0].result.type is ResultType.DENIED
     assert client.requests == []
+
+
+async def test_a_redefined_tool_needs_consent_again() -> None:
+    model = ScriptedModel([[call("DeleteFile", "c1", path="a")], "ok", [call("DeleteFile", "c2", path="b")], "ok"])
+    agent = Agent(model)
+    answers = iter([ConsentAnswer(True, scope="thread"), False])
+    async with FakeClient(
+        agent, handlers={"DeleteFile": lambda args: "gone"}, consent=lambda _: next(answers)
+    ) as client:
+        first = await run(agent, client_tool_groups=[DELETE_GROUP], client=client)
+        changed = {
+            **DELETE_GROUP,
+            "tools": [{**DELETE_GROUP["tools"][0], "description": "Delete a file and its backups"}],
+        }
+        second = await run(agent, thread=first.thread_id, client_tool_groups=[changed], client=client)
+    assert len(client.consent_requests) == 2
+    assert results(second)[-1].result.type is ResultType.DENIED
+
+
+async def test_an_unchanged_re_registration_keeps_the_thread_grant() -> None:
+    model = ScriptedModel([[call("DeleteFile", "c1", path="a")], "ok", [call("DeleteFile", "c2", path="b")], "ok"])
+    agent = Agent(model)
+    async with FakeClient(
+        agent, handlers={"DeleteFile": lambda args: "gone"}, consent=ConsentAnswer(True, scope="thread")
+    ) as client:
+        first = await run(agent, client_tool_groups=[DELETE_GROUP], client=client)
+        second = await run(agent, thread=first.thread_id, client_tool_groups=[DELETE_GROUP], client=client)
+    assert len(client.consent_requests) == 1
+    assert results(second)[-1].result.type is ResultType.SUCCESS
+
+
+# -- Configuration --------------------------------------------------------------------------------------------
+
+
+async def test_schema_checks_can_be_turned_off_for_trusted_clients() -> None:
+    lookbehind = {"type": "object", "properties": {"s": {"type": "string", "pattern": "(?<=a)b"}}}
+    trusted = {"name": "Trusted", "tools": [{"name": "Probe", "parametersSchema": lookbehind}]}
+    model = ScriptedModel(["hi"])
+    agent = Agent(model, client_tools=ClientToolsConfig(validate_schema_on_registration=False))
+    await run(agent, client_tool_groups=[trusted])
+    assert offered(model.requests[0]) == ["Trusted"]
+
+
+async def test_hidden_tools_are_not_offered_until_shown_again() -> None:
+    hide = ClientToolResponse(request_id="", augmentation=Augmentation(hide_tools=("Register",)))
+    show = ClientToolResponse(request_id="", augmentation=Augmentation(show_tools=("Register",)))
+    replies = iter([hide, show])
+    model = ScriptedModel([[call("Login", "c1")], [call("Login", "c2")], "done"])
+    agent = Agent(model)
+    async with FakeClient(agent, handlers={"Login": lambda args: next(replies)}) as client:
+        await run(agent, client_tool_groups=[LOGIN], client=client)
+    assert [offered(request) for request in model.requests] == [
+        ["Login", "Register"],
+        ["Login"],
+        ["Login", "Register"],
+    ]

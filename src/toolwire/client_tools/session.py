@@ -96,6 +96,9 @@ class ClientSession:
         self.server = server
         self.failed_fast: str | None = None
         """The tool whose call found the client gone under `FailFast`: the run must end."""
+        self.redefined: set[str] = set()
+        """Client tools whose description, schema or permission changed with this run's registration:
+        consent given for the old definition does not carry over (the loop revokes the grants)."""
         self.refusals: list[str] = []
         """Augmentations refused during the run, with the reason (they were logged too)."""
         self._validators = validators
@@ -133,13 +136,22 @@ class ClientSession:
             except RegistrationError as exc:
                 _log.warning("dropped the stored client tools of thread %s: %s", thread_id, exc)
                 state, saved = ClientState(collapse=config.collapse_client_tools), None
+        changed: set[str] = set()
         if groups or expanded:
             validators.update(cls._check(groups, tuple(state.groups.values()), server, config))
+            before = {tool.name: tool for group in state.groups.values() for tool in group.tools}
+            changed = {
+                tool.name
+                for group in groups
+                for tool in group.tools
+                if tool.name in before and before[tool.name] != tool
+            }
             names = set(state.groups) | {group.name for group in groups}
             if unknown := [name for name in expanded if name not in names]:
                 raise RegistrationError(f"expanded_containers names unknown group(s): {', '.join(unknown)}")
             state.register(groups, expanded=expanded)
         session = cls(thread_id, state, validators, hub=hub, config=config, store=store, server=server)
+        session.redefined = changed
         if reset or groups or expanded:
             await session.save()
         return session
