@@ -245,3 +245,33 @@ async def test_client_state_survives_a_process_restart(tmp_path: Path) -> None:
         await run(Agent(second, store=store), thread="t1")
     assert offered(second.requests[0]) == ["OpenFile", "GetSelection", "ShowMessage"]
     assert "Use ShowMessage" in second.requests[0].system
+
+
+async def test_canceling_the_run_cancels_a_call_waiting_for_the_client() -> None:
+    from toolwire import Cancellation
+
+    cancellation = Cancellation()
+    agent = agent_with(ScriptedModel([[call("GetSelection", "c1")], "never asked"]))
+
+    async def selection(args: dict[str, Any]) -> str:
+        cancellation.cancel("The user pressed stop")
+        await anyio.sleep(math.inf)
+        return "too late"
+
+    async with FakeClient(agent, handlers={"GetSelection": selection}) as client:
+        result = await run_ide(agent, client, cancellation=cancellation)
+    canceled = results(result.transcript)[0].result
+    assert (result.reason, canceled.type, agent.clients.pending(result.thread_id)) == (
+        "canceled",
+        ResultType.CANCELED,
+        [],
+    )
+
+
+def test_importing_toolwire_loads_no_client_tool_definitions() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, toolwire; print(sorted(m for m in sys.modules if 'jsonschema' in m or 'definitions' in m))"
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert completed.stdout.strip() == "[]"
