@@ -229,6 +229,26 @@ class Agent:
         clients = _ClientInput(client_tool_groups, tuple(expanded_containers), reset_client_state, client)
         return await self._run(prompt, thread, Cancellation() if cancellation is None else cancellation, None, clients)
 
+    async def register_client_tools(
+        self,
+        thread: str,
+        groups: Sequence[ClientToolGroup | Mapping[str, Any]],
+        *,
+        expanded_containers: Iterable[str] = (),
+        reset_client_state: bool = False,
+    ) -> None:
+        """Register client tool groups for a thread between runs (a server does this for its clients).
+
+        Waits for the thread's current run to end, like a run would.
+
+        Raises:
+            RegistrationError: The groups were refused; the thread's client state is unchanged.
+        """
+        clients = _ClientInput(groups, tuple(expanded_containers), reset_client_state, None)
+        async with self._thread_turn(thread):
+            await self.store.create_thread(thread)
+            await self._client_session(thread, clients)
+
     async def stream(
         self,
         prompt: str,

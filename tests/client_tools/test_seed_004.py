@@ -413,3 +413,11 @@ async def test_hidden_tools_are_not_offered_until_shown_again() -> None:
         ["Login"],
         ["Login", "Register"],
     ]
+
+
+async def test_groups_registered_between_runs_are_offered_on_the_next_run() -> None:
+    model = ScriptedModel(["hi"])
+    agent = Agent(model)
+    await agent.register_client_tools("t1", [IDE_GROUP], expanded_containers=["IDE"])
+    await run(agent, thread="t1")
+    assert offered(model.requests[0]) == ["OpenFile", "GetSelection", "ShowMessage"]
