@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 import anyio
 from anyio import CancelScope
 
-from .client_tools.channel import ClientChannel, ClientHub, ClientToolsConfig, ConsentChannel
+from .client_tools.channel import ClientChannel, ClientHub, ClientToolsConfig, ConsentChannel, new_request_id
 from .envelopes import ResultType, ToolCall, ToolResult, is_terminal_result
 from .errors import ClientDisconnected, ProviderError, UsageError
 from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
@@ -229,6 +229,29 @@ class Agent:
         clients = _ClientInput(client_tool_groups, tuple(expanded_containers), reset_client_state, client)
         return await self._run(prompt, thread, Cancellation() if cancellation is None else cancellation, None, clients)
 
+    async def resume(
+        self, thread: str, *, cancellation: Cancellation | None = None, client: ClientChannel | None = None
+    ) -> RunResult | None:
+        """Finish the run a stopped process left unfinished in `thread`; None if there is none.
+
+        Calls sent to a client before the stop are asked for again (same request id) until their
+        deadlines; other unfinished calls end as Canceled by `system`; then the loop goes on from
+        where it was: the model is asked with the results. A server calls this after a restart.
+        """
+        cancellation = Cancellation() if cancellation is None else cancellation
+        clients = _ClientInput((), (), False, client)
+        async with self._thread_turn(thread):
+            if not await self.store.thread_exists(thread):
+                return None
+            session = await self._client_session(thread, clients)
+            if client is None:
+                return await self._turns(None, thread, cancellation, None, session)
+            self.clients.attach(thread, client)
+            try:
+                return await self._turns(None, thread, cancellation, None, session)
+            finally:
+                self.clients.detach(thread, client)
+
     async def register_client_tools(
         self,
         thread: str,
@@ -321,29 +344,36 @@ class Agent:
             await store.create_thread(thread_id)
             session = await self._client_session(thread_id, clients)
             if clients.channel is None:
-                return await self._turns(prompt, thread_id, cancellation, emit, session)
-            self.clients.attach(thread_id, clients.channel)
-            try:
-                return await self._turns(prompt, thread_id, cancellation, emit, session)
-            finally:
-                self.clients.detach(thread_id, clients.channel)
+                result = await self._turns(prompt, thread_id, cancellation, emit, session)
+            else:
+                self.clients.attach(thread_id, clients.channel)
+                try:
+                    result = await self._turns(prompt, thread_id, cancellation, emit, session)
+                finally:
+                    self.clients.detach(thread_id, clients.channel)
+            assert result is not None  # only a resume finds nothing to do
+            return result
 
     async def _turns(
         self,
-        prompt: str,
+        prompt: str | None,
         thread_id: str,
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
         session: ClientSession | None,
-    ) -> RunResult:
+    ) -> RunResult | None:
+        """The loop itself; `prompt` None resumes an unfinished run (None if there is none)."""
         store = self.store
         history = await store.load_messages(thread_id)
-        history.extend(await self._recover(thread_id, history))
         first_new = len(history)
+        history.extend(await self._recover(thread_id, history, session))
         seen = {call.id for message in history if isinstance(message, AssistantMessage) for call in message.tool_calls}
-        user = UserMessage(prompt)
-        history.append(user)
-        await store.append_messages(thread_id, [user])
+        if prompt is not None:
+            user = UserMessage(prompt)
+            history.append(user)
+            await store.append_messages(thread_id, [user])
+        elif not history or (isinstance(history[-1], AssistantMessage) and not history[-1].tool_calls):
+            return None  # the thread's last run finished: nothing to resume
         usage, calls_used, failures = Usage(), 0, dict[str, int]()
         reason: EndReason = "limit"
         output = detail = ""
@@ -462,7 +492,10 @@ class Agent:
         history.append(assistant)
         await store.append_messages(thread_id, [assistant])
         toolbox = self.toolbox if session is None else session.toolbox
-        await store.record_calls([self._ledger_entry(thread_id, request_index, call, toolbox) for call in calls])
+        entries = [self._ledger_entry(thread_id, request_index, call, toolbox) for call in calls]
+        await store.record_calls(entries)
+        if session is not None:
+            session.request_ids.update((entry.call.id, entry.request_id) for entry in entries if entry.request_id)
         if session is None:
             batch = await self.pipeline.invoke_batch(
                 runnable, thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=emit
@@ -552,12 +585,15 @@ class Agent:
 
     def _ledger_entry(self, thread_id: str, request_index: int, call: ToolCall, toolbox: Toolbox) -> LedgerEntry:
         tool = toolbox.get(call.name)
+        client = tool is not None and tool.is_client
         return LedgerEntry(
             thread_id=thread_id,
             call=call,
             request_index=request_index,
+            execution="client" if client else "server",
             mode=tool.mode.value if tool is not None else "external",
             deadline=time.time() + tool.timeout if tool is not None else None,
+            request_id=new_request_id() if client else None,
         )
 
     def _over_budget(self, calls: Sequence[ToolCall], results: Sequence[ToolResult], failures: dict[str, int]) -> str:
@@ -569,8 +605,14 @@ class Agent:
                     return call.name
         return ""
 
-    async def _recover(self, thread_id: str, history: list[Message]) -> list[ToolResultMessage]:
-        """Close the calls a crashed run left without results (Canceled by `system`)."""
+    async def _recover(
+        self, thread_id: str, history: list[Message], session: ClientSession | None
+    ) -> list[ToolResultMessage]:
+        """Give a result to each call a stopped process left without one.
+
+        A client call sent before the stop is asked for again, with the same request id, until
+        its stored deadline; any other call is closed as Canceled by `system` (never re-run).
+        """
         last = next(
             (index for index in range(len(history) - 1, -1, -1) if isinstance(history[index], AssistantMessage)), None
         )
@@ -586,8 +628,10 @@ class Agent:
         for call in missing:
             entry = await store.get_call(thread_id, call.id)
             if entry is None:
-                await store.record_calls([self._ledger_entry(thread_id, -1, call, self.toolbox)])
+                await store.record_calls([self._ledger_entry(thread_id, -1, call, self.toolbox)])  # never recorded
             result = entry.result if entry is not None else None
+            if result is None and entry is not None and entry.request_id is not None and session is not None:
+                result = await self._record_result(thread_id, await session.redispatch(entry))
             if result is None:
                 reason = "The call was interrupted when the process stopped; it may not have run"
                 result = await self._record_result(thread_id, ToolResult.canceled(call.id, reason, "system"))

@@ -236,6 +236,7 @@ class FakeClient:
         self._ledger: dict[str, ClientToolResponse] = {}
         self._threads: set[str] = set()
         self._group: TaskGroup | None = None
+        self._arrived = anyio.Event()
 
     def behave(self, tool: str, *behaviours: Behaviour) -> None:
         """Apply `behaviours` to the next calls of `tool`, one each, in order."""
@@ -263,10 +264,18 @@ class FakeClient:
         if self._group is None:
             raise UsageError("use the FakeClient inside `async with FakeClient(...)`")
         self.requests.append(request)
+        self._arrived.set()
+        self._arrived = anyio.Event()
         self._threads.add(request.thread_id)
         queue = self._behaviours.get(request.tool_name)
         behaviour = queue.popleft() if queue else Behaviour()
         self._group.start_soon(self._handle, request, behaviour)
+
+    async def wait_for_requests(self, count: int = 1) -> list[ClientToolRequest]:
+        """Wait until `count` requests have arrived (re-deliveries included); return them all."""
+        while len(self.requests) < count:
+            await self._arrived.wait()
+        return list(self.requests)
 
     async def consent(self, request: ConsentRequest) -> bool | ConsentAnswer:
         """Answer a consent prompt as configured."""

@@ -275,3 +275,43 @@ def test_importing_toolwire_loads_no_client_tool_definitions() -> None:
     code = "import sys, toolwire; print(sorted(m for m in sys.modules if 'jsonschema' in m or 'definitions' in m))"
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert completed.stdout.strip() == "[]"
+
+
+# -- a run stopped mid-call resumes with the same request id ---------------------------------------------------
+
+
+async def test_a_run_stopped_while_its_client_call_was_dispatched_resumes_with_the_same_request(
+    tmp_path: Path,
+) -> None:
+    def script(request: Any) -> Any:
+        done = [message for message in request.messages if isinstance(message, ToolResultMessage)]
+        return [call("GetSelection", "c1")] if not done else f"The selection is {done[0].result.data}."
+
+    async with SqliteStore.in_directory(tmp_path) as store:
+        agent = Agent(FunctionModel(script), store=store)
+        async with FakeClient(agent, handlers=HANDLERS) as frozen:
+            frozen.behave("GetSelection", Behaviour(delay=math.inf))
+            with anyio.CancelScope() as process:  # the process dies: nothing more is written
+                async with anyio.create_task_group() as group:
+                    group.start_soon(lambda: run_ide(agent, frozen, thread="t1"))
+                    await frozen.wait_for_requests()
+                    process.cancel()
+        sent = frozen.requests[0]
+        entry = await store.get_call("t1", "c1")
+        assert entry is not None and entry.state.value == "dispatched"
+
+    async with SqliteStore.in_directory(tmp_path) as store:
+        restarted = Agent(FunctionModel(script), store=store)
+        async with FakeClient(restarted, handlers=HANDLERS) as client:
+            result = await restarted.resume("t1", client=client)
+    assert result is not None and result.output == "The selection is selected."
+    assert [request.request_id for request in client.requests] == [sent.request_id]
+    validate_transcript(result.transcript)
+    assert len(results(result.transcript)) == 1
+
+
+async def test_resume_of_a_finished_thread_does_nothing() -> None:
+    agent = Agent(ScriptedModel(["hello"]))
+    first = await run(agent)
+    assert await agent.resume(first.thread_id) is None
+    assert await agent.resume("no-such-thread") is None

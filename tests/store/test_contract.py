@@ -93,7 +93,13 @@ async def test_transcripts_of_threads_are_separate(store: Store) -> None:
 
 async def test_ledger_entry_round_trips_every_field(store: Store) -> None:
     written = LedgerEntry(
-        thread_id="t1", call=LOOKUP, request_index=4, execution="client", mode="read", deadline=1_900_000_000.25
+        thread_id="t1",
+        call=LOOKUP,
+        request_index=4,
+        execution="client",
+        mode="read",
+        deadline=1_900_000_000.25,
+        request_id="req_" + "ab" * 16,
     )
     await store.record_calls([written])
     assert await store.get_call("t1", LOOKUP.id) == written

@@ -9,14 +9,17 @@ augmentations after each batch, and saves the state whenever it changed.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
+
+import anyio
 
 from ..envelopes import ToolResult
 from ..errors import InvalidArguments, RegistrationError
 from ..messages import ToolDefinition
 from ..modes import ToolMode, classify_tool
-from ..store import CallState, Store
+from ..store import CallState, LedgerEntry, Store
 from ..tools import Tool, Toolbox, ToolContext
 from .channel import ClientHub, ClientToolsConfig, FailFast, FallbackMessage, RetryWithBackoff, new_request_id
 from .definitions import Augmentation, ClientTool, ClientToolGroup, ClientToolRequest, content_to_data
@@ -96,6 +99,8 @@ class ClientSession:
         self.server = server
         self.failed_fast: str | None = None
         """The tool whose call found the client gone under `FailFast`: the run must end."""
+        self.request_ids: dict[str, str] = {}
+        """Call id → the request id recorded in the ledger for it (write-ahead, before sending)."""
         self.redefined: set[str] = set()
         """Client tools whose description, schema or permission changed with this run's registration:
         consent given for the old definition does not carry over (the loop revokes the grants)."""
@@ -225,7 +230,7 @@ class ClientSession:
     async def invoke(self, proxy: ClientToolProxy, call_id: str, arguments: dict[str, Any]) -> ToolResult:
         """Send one call to the client and turn its response (or its absence) into a result."""
         request = ClientToolRequest(
-            request_id=new_request_id(),
+            request_id=self.request_ids.pop(call_id, None) or new_request_id(),
             thread_id=self.thread_id,
             call_id=call_id,
             tool_name=proxy.name,
@@ -233,21 +238,50 @@ class ClientSession:
             description=proxy.description,
             mode=proxy.mode.value,
         )
+        return await self._exchange(request)
+
+    async def redispatch(self, entry: LedgerEntry) -> ToolResult:
+        """Ask the client again for a call sent before the process stopped (same request id).
+
+        Waits until the call's stored deadline; past it, the result is a Timeout whose effect is
+        unknown (the client may have run it).
+        """
+        call = entry.call
+        assert entry.request_id is not None
+        tool = next((t for group in self.state.groups.values() for t in group.tools if t.name == call.name), None)
+        request = ClientToolRequest(
+            request_id=entry.request_id,
+            thread_id=self.thread_id,
+            call_id=call.id,
+            tool_name=call.name,
+            arguments=dict(call.arguments),
+            description=tool.description if tool is not None else "",
+            mode=entry.mode,
+        )
+        timeout = self.config.invoke_timeout
+        remaining = timeout if entry.deadline is None else entry.deadline - time.time()
+        with anyio.move_on_after(max(0.0, remaining)):
+            return await self._exchange(request)
+        return ToolResult.timeout(call.id, round(timeout * 1000), True)
+
+    async def _exchange(self, request: ClientToolRequest) -> ToolResult:
+        """Send a request through the hub under the disconnection strategy; turn the answer into a result."""
+        call_id, name = request.call_id, request.tool_name
         strategy = self.config.disconnection
         retry = strategy if isinstance(strategy, RetryWithBackoff) else None
         response = await self.hub.request(self.thread_id, request, retry=retry, on_sent=self._dispatched(call_id))
         if response is None:
             if isinstance(strategy, FailFast) and self.failed_fast is None:
-                self.failed_fast = proxy.name
+                self.failed_fast = name
             fallback: FallbackMessage | FailFast = (
                 strategy.fallback if isinstance(strategy, RetryWithBackoff) else strategy
             )
-            return ToolResult.error(call_id, fallback.message(proxy.name), code="client_disconnected")
+            return ToolResult.error(call_id, fallback.message(name), code="client_disconnected")
         if response.augmentation is not None and not response.augmentation.is_empty:
             self._augmentations[call_id] = response.augmentation
         if response.success:
             return ToolResult.ok(call_id, content_to_data(response.content))
-        message = response.error_message or f"The client reported that '{proxy.name}' failed."
+        message = response.error_message or f"The client reported that '{name}' failed."
         return ToolResult.error(call_id, message, data=content_to_data(response.content) if response.content else None)
 
     def _dispatched(self, call_id: str) -> Callable[[], Awaitable[None]]:

@@ -52,6 +52,9 @@ class LedgerEntry:
     """The tool's `ToolMode` value when the call was recorded."""
     deadline: float | None = None
     """Absolute wall-clock deadline (seconds since the epoch), so a restart does not reset it."""
+    request_id: str | None = None
+    """For a client call: the id of its request to the client, kept so that a re-send after a
+    reconnect or a restart carries the same id (the client de-duplicates by it)."""
     result: ToolResult | None = None
 
     def finished(self, result: ToolResult) -> LedgerEntry:
@@ -64,6 +67,7 @@ class LedgerEntry:
             execution=self.execution,
             mode=self.mode,
             deadline=self.deadline,
+            request_id=self.request_id,
             result=result,
         )
 

@@ -80,7 +80,12 @@ def _migrate_to_2(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE client_state (thread_id TEXT PRIMARY KEY, state TEXT NOT NULL, updated_at REAL NOT NULL)")
 
 
-_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (_migrate_to_1, _migrate_to_2)
+def _migrate_to_3(db: sqlite3.Connection) -> None:
+    """Keep the request id of client calls, so that a re-send after a restart carries the same id."""
+    db.execute("ALTER TABLE ledger ADD COLUMN request_id TEXT")
+
+
+_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (_migrate_to_1, _migrate_to_2, _migrate_to_3)
 """`_MIGRATIONS[n]` brings a file from schema version `n` to `n + 1`; append, never edit."""
 
 SCHEMA_VERSION: Final = len(_MIGRATIONS)
@@ -103,17 +108,17 @@ def _grant(row: Any) -> Grant:
     return Grant(None if thread == _NO_THREAD else thread, tool, bool(explicit), granted_at)
 
 
-_LEDGER_COLUMNS: Final = "thread_id, call_id, request_index, state, execution, mode, deadline, call, result"
+_LEDGER_COLUMNS: Final = "thread_id, call_id, request_index, state, execution, mode, deadline, call, result, request_id"
 
 
 def _ledger_row(entry: LedgerEntry) -> tuple[Any, ...]:
     head = (entry.thread_id, entry.call.id, entry.request_index, entry.state.value, entry.execution, entry.mode)
     result = None if entry.result is None else _dumps(entry.result.to_dict())
-    return (*head, entry.deadline, _dumps(entry.call.to_dict()), result)
+    return (*head, entry.deadline, _dumps(entry.call.to_dict()), result, entry.request_id)
 
 
 def _entry(row: Any) -> LedgerEntry:
-    thread, _, request_index, state, execution, mode, deadline, call, result = row
+    thread, _, request_index, state, execution, mode, deadline, call, result, request_id = row
     return LedgerEntry(
         thread_id=thread,
         call=ToolCall.from_dict(json.loads(call)),
@@ -122,6 +127,7 @@ def _entry(row: Any) -> LedgerEntry:
         execution=execution,
         mode=mode,
         deadline=deadline,
+        request_id=request_id,
         result=None if result is None else ToolResult.from_dict(json.loads(result)),
     )
 
@@ -221,7 +227,7 @@ class SqliteStore:
         with self._write() as db:
             # ON CONFLICT DO NOTHING rather than OR IGNORE: only a duplicate id is skipped silently.
             db.executemany(
-                f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (thread_id, call_id) DO NOTHING",
                 rows,
             )
