@@ -24,7 +24,7 @@ import time
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from anyio import CancelScope
@@ -32,9 +32,16 @@ from anyio import CancelScope
 from .client_tools.channel import ClientChannel, ClientHub, ClientToolsConfig, ConsentChannel, new_request_id
 from .envelopes import ResultType, ToolCall, ToolResult, is_terminal_result
 from .errors import ClientDisconnected, ProviderError, UsageError
+from .events import EndReason as EndReason
+from .events import ModelRequestStarted as ModelRequestStarted
+from .events import RunEvent as RunEvent
+from .events import RunFinished as RunFinished
+from .events import RunResult as RunResult
+from .history import HistoryStrategy as HistoryStrategy
+from .history import TrimHistory as TrimHistory
 from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
 from .models import Model, ModelRequest, ModelResponse, TextDelta, ToolChoice
-from .pipeline import ConsentRequested, Filter, Pipeline, ToolCallFinished, ToolCallStarted
+from .pipeline import Filter, Pipeline, ToolCallFinished, ToolCallStarted
 from .policy import PermissionPolicy
 from .store import LedgerEntry, Store
 from .store.memory import MemoryStore
@@ -54,86 +61,6 @@ __all__ = [
     "RunResult",
     "TrimHistory",
 ]
-
-EndReason = Literal["answer", "terminal_result", "terminate", "limit", "canceled"]
-"""Why a run ended: the model answered; a result was terminal; a filter set `terminate`; a limit
-was reached (see `RunResult.detail`); the caller canceled."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunResult:
-    """How a run ended, what it answered, and the thread's whole transcript."""
-
-    output: str
-    """The final answer (or a terminal result's `message`); empty when the run ended otherwise."""
-    reason: EndReason
-    detail: str = ""
-    """Which limit was reached, or why the run was canceled."""
-    thread_id: str
-    transcript: list[Message]
-    """Every message of the thread, this run's included; valid for OpenAI and Anthropic."""
-    new_messages: list[Message]
-    """The messages this run added."""
-    usage: Usage
-
-
-@dataclass(frozen=True, slots=True)
-class ModelRequestStarted:
-    """The loop is asking the model (again)."""
-
-    request_index: int
-
-
-@dataclass(frozen=True, slots=True)
-class RunFinished:
-    """The run ended; the last event of a stream."""
-
-    result: RunResult
-
-
-RunEvent = ModelRequestStarted | TextDelta | ToolCallStarted | ConsentRequested | ToolCallFinished | RunFinished
-"""What `Agent.stream()` yields, in the order it happens."""
-
-
-class HistoryStrategy(Protocol):
-    """Fits a transcript into the model's context budget before each request."""
-
-    async def __call__(self, messages: Sequence[Message]) -> Sequence[Message]:
-        """Return the messages to send: the newest ones, never a call without its result."""
-        ...
-
-
-def estimate_tokens(message: Message) -> int:
-    """A rough token count (four characters a token) of a message, for budgets."""
-    return len(str(message.to_dict())) // 4 + 4
-
-
-class TrimHistory:
-    """Drop the oldest turns until the transcript fits `max_tokens` (a rough estimate).
-
-    An assistant message and the results of its calls are dropped together, the kept part always
-    starts with a user message, and the current turn (from the last user message on) is always
-    kept, even when it alone is over the budget.
-    """
-
-    def __init__(self, max_tokens: int, *, estimate: Callable[[Message], int] = estimate_tokens) -> None:
-        if max_tokens < 1:
-            raise UsageError("TrimHistory needs max_tokens >= 1")
-        self.max_tokens = max_tokens
-        self._estimate = estimate
-
-    async def __call__(self, messages: Sequence[Message]) -> Sequence[Message]:
-        """Return the newest whole turns that fit the budget."""
-        starts = [index for index, message in enumerate(messages) if isinstance(message, UserMessage)]
-        if not starts:
-            return messages
-        total = sum(self._estimate(message) for message in messages)
-        for start in starts:
-            if total <= self.max_tokens or start == starts[-1]:
-                return messages[start:]
-            following = next((later for later in starts if later > start), len(messages))
-            total -= sum(self._estimate(message) for message in messages[start:following])
-        return messages  # pragma: no cover - the loop always returns at the last user message
 
 
 class Agent:
