@@ -157,13 +157,19 @@ class Agent:
         return await self._run(prompt, thread, Cancellation() if cancellation is None else cancellation, None, clients)
 
     async def resume(
-        self, thread: str, *, cancellation: Cancellation | None = None, client: ClientChannel | None = None
+        self,
+        thread: str,
+        *,
+        cancellation: Cancellation | None = None,
+        client: ClientChannel | None = None,
+        on_event: Callable[[RunEvent], None] | None = None,
     ) -> RunResult | None:
         """Finish the run a stopped process left unfinished in `thread`; None if there is none.
 
         Calls sent to a client before the stop are asked for again (same request id) until their
         deadlines; other unfinished calls end as Canceled by `system`; then the loop goes on from
         where it was: the model is asked with the results. A server calls this after a restart.
+        `on_event` is told each event, as `stream()` would yield it.
         """
         cancellation = Cancellation() if cancellation is None else cancellation
         clients = _ClientInput((), (), False, client)
@@ -172,10 +178,10 @@ class Agent:
                 return None
             session = await self._client_session(thread, clients)
             if client is None:
-                return await self._turns(None, thread, cancellation, None, session)
+                return await self._turns(None, thread, cancellation, on_event, session)
             self.clients.attach(thread, client)
             try:
-                return await self._turns(None, thread, cancellation, None, session)
+                return await self._turns(None, thread, cancellation, on_event, session)
             finally:
                 self.clients.detach(thread, client)
 

@@ -421,3 +421,15 @@ async def test_groups_registered_between_runs_are_offered_on_the_next_run() -> N
     await agent.register_client_tools("t1", [IDE_GROUP], expanded_containers=["IDE"])
     await run(agent, thread="t1")
     assert offered(model.requests[0]) == ["OpenFile", "GetSelection", "ShowMessage"]
+
+
+async def test_a_failure_code_from_the_client_decides_the_outcome_type() -> None:
+    timed_out = ClientToolResponse(request_id="", success=False, error_code="timeout", error_message="too slow")
+    unknown = ClientToolResponse(request_id="", success=False, error_code="unknown_tool", error_message="no such tool")
+    replies = iter([timed_out, unknown])
+    model = ScriptedModel([[call("GetSelection", "c1")], [call("GetSelection", "c2")], "done"])
+    agent = Agent(model)
+    async with FakeClient(agent, handlers={"GetSelection": lambda args: next(replies)}) as client:
+        result = await run(agent, client_tool_groups=[IDE_GROUP], expanded_containers=["IDE"], client=client)
+    outcomes = [(message.result.type, message.result.wire_code) for message in results(result)]
+    assert outcomes == [(ResultType.TIMEOUT, "timeout"), (ResultType.ERROR, "unknown_tool")]

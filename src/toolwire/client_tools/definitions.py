@@ -352,6 +352,9 @@ class ClientToolResponse(_WireModel):
     success: bool = True
     error_message: str | None = None
     """Why the tool failed, for the model; used when `success` is false."""
+    error_code: str | None = None
+    """The failure's wire code (`unknown_tool`, `invalid_parameters`, `timeout`, `execution_error`
+    or the tool's own); `execution_error` when a failure names none."""
     augmentation: Augmentation | None = None
     """Changes to the thread's client tools, applied only if they pass registration checks."""
 

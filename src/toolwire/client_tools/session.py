@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import anyio
 
-from ..envelopes import ToolResult
+from ..envelopes import ResultType, ToolResult, result_type_for_code
 from ..errors import InvalidArguments, RegistrationError
 from ..messages import ToolDefinition
 from ..modes import ToolMode, classify_tool
@@ -282,7 +282,17 @@ class ClientSession:
         if response.success:
             return ToolResult.ok(call_id, content_to_data(response.content))
         message = response.error_message or f"The client reported that '{name}' failed."
-        return ToolResult.error(call_id, message, data=content_to_data(response.content) if response.content else None)
+        code = response.error_code or "execution_error"
+        match result_type_for_code(code):
+            case ResultType.TIMEOUT:
+                return ToolResult.timeout(call_id, round(self.config.invoke_timeout * 1000), True)
+            case ResultType.CANCELED:
+                return ToolResult.canceled(call_id, message, "user")
+            case ResultType.DENIED:
+                return ToolResult.denied(call_id, name, message)
+            case _:
+                data = content_to_data(response.content) if response.content else None
+                return ToolResult.error(call_id, message, code=code, data=data)
 
     def _dispatched(self, call_id: str) -> Callable[[], Awaitable[None]]:
         async def record() -> None:
