@@ -729,14 +729,22 @@ IMPORTS: Final = {
     "pydantic": "import pydantic",
     "toolwire": "import toolwire",
     "core-floor": "import asyncio, msgpack; from pydantic import TypeAdapter",
+    # `import toolwire` loads its names on first use; what a program pays before its first run:
+    "toolwire-core": "from toolwire import Agent, Toolbox, tool",
+    "toolwire-tool": "from toolwire import Agent, Toolbox, tool\n@tool\nasync def add(a: int, b: int) -> int: ...",
 }
+CORE_IMPORT: Final = "toolwire.loop"
+"""Profiled beside `toolwire`: the agent loop and what it imports (pipeline, tools, schema, store)."""
 LAZY: Final = ("httpx", "openai", "anthropic", "starlette", "uvicorn", "websockets", "llama_cpp", "redis", "sqlite3")
 
 
 def import_profile(module: str, *, python: str = sys.executable, limit: int = 12) -> dict[str, Any]:
-    """The modules `import <module>` loads (non-stdlib top-level packages) and `-X importtime`'s heaviest."""
+    """The modules `import <module>` loads (non-stdlib top-level packages) and `-X importtime`'s heaviest.
+
+    The heaviest are taken from `module`'s own subtree (not the interpreter's start-up or the probe's imports).
+    """
     env = child_env()
-    code = f"import sys, json; import {module}; print(json.dumps(sorted(sys.modules)))"
+    code = f"import {module}; import sys, json; print(json.dumps(sorted(sys.modules)))"
     done = subprocess.run([python, "-X", "importtime", "-c", code], env=env, capture_output=True, text=True, check=True)
     modules: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
     top_level = sorted({name.split(".")[0] for name in modules} - set(sys.stdlib_module_names) - {"__main__"})
@@ -745,6 +753,12 @@ def import_profile(module: str, *, python: str = sys.executable, limit: int = 12
         parts = line.removeprefix("import time:").split("|")
         if len(parts) == 3 and parts[0].strip().isdigit():
             rows.append((int(parts[0]), int(parts[1]), parts[2].rstrip()))
+    # importtime prints a module after the modules it imported, which are indented one level deeper.
+    end = max(index for index, row in enumerate(rows) if row[2].strip() == module)
+    start, depth = end, len(rows[end][2]) - len(rows[end][2].lstrip())
+    while start > 0 and len(rows[start - 1][2]) - len(rows[start - 1][2].lstrip()) > depth:
+        start -= 1
+    rows = rows[start : end + 1]
     heaviest = sorted(rows, reverse=True)[:limit]
     cumulative = sorted(rows, key=lambda row: row[1], reverse=True)[:limit]
     return {
@@ -967,6 +981,20 @@ def derive(
         )
         add_figure("tw10_rss_mib", "TW-10 RSS MiB added by `import toolwire`", "MiB", over("toolwire", "rss_mib"))
         add_figure("pydantic10_rss_mib", "TW-10 RSS MiB added by `import pydantic`", "MiB", over("pydantic", "rss_mib"))
+        for name, what in (("core", "`from toolwire import Agent, Toolbox, tool`"), ("tool", "the same + one `@tool`")):
+            if f"toolwire-{name}" not in s:
+                continue
+            ms = over(f"toolwire-{name}", "cpu_ms")
+            add_figure(f"tw10_{name}_import_ms", f"TW-10 {what}: CPU ms over bare", "ms", ms)
+            add_figure(
+                f"tw10_{name}_ratio",
+                f"TW-10 {what} ÷ import pydantic",
+                "×",
+                [a / b for a, b in zip(ms, pd, strict=True)],
+            )
+            add_figure(
+                f"tw10_{name}_rss_mib", f"TW-10 {what}: RSS MiB added", "MiB", over(f"toolwire-{name}", "rss_mib")
+            )
     return {
         key: {"label": label, "unit": unit, **summary(values), "rounds": values}
         for key, (label, unit, values) in figures.items()
@@ -1038,7 +1066,7 @@ PEER_METRICS: Final = (
     ("TW-2 µs per call", "tw2_call_us", "tw2_ratio", "tw2_call_us"),
     ("TW-2 marginal µs per extra call", "tw2_marginal_us", "tw2_marginal_ratio", "tw2_marginal_us"),
     ("TW-3 µs per 0-turn run", "tw3_run_us", "tw3_ratio", "tw3_run_us"),
-    ("TW-10 import CPU ms", "tw10_import_ms", "", "import_ms"),
+    ("TW-10 import CPU ms (toolwire: Agent, Toolbox, tool)", "tw10_core_import_ms", "", "import_ms"),
 )
 
 
@@ -1150,6 +1178,7 @@ def run(
             "rounds": import_rounds_,
             "samples": import_rounds(IMPORTS, import_rounds_, progress=progress),
             "profile": import_profile("toolwire"),
+            "core_profile": import_profile(CORE_IMPORT),
         }
         result["tw10"] = imports
     info["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
@@ -1262,6 +1291,23 @@ SUMMARY: Final = (
         "≤ 1.5× pydantic",
     ),
     ("TW-10", "`import toolwire`: RSS MiB added", "tw10_rss_mib", "pydantic10_rss_mib", "", "≤ 16 MiB"),
+    (
+        "TW-10",
+        "`from toolwire import Agent, Toolbox, tool`: CPU ms (÷ `import pydantic`)",
+        "tw10_core_import_ms",
+        "pydantic10_import_ms",
+        "tw10_core_ratio",
+        "(report)",
+    ),
+    (
+        "TW-10",
+        "the same + one `@tool`: CPU ms (÷ `import pydantic`)",
+        "tw10_tool_import_ms",
+        "pydantic10_import_ms",
+        "tw10_tool_ratio",
+        "(report)",
+    ),
+    ("TW-10", "the same + one `@tool`: RSS MiB added", "tw10_tool_rss_mib", "pydantic10_rss_mib", "", "(report)"),
 )
 
 
@@ -1330,17 +1376,19 @@ def render_markdown(result: dict[str, Any]) -> str:
     else:
         lines += ["", "No peers results in `bench/results/` (run `bench/peers/run.py`)."]
     if "tw10" in result:
-        profile = result["tw10"]["profile"]
-        heavy = ", ".join(
-            f"{row['module']} {row['cumulative_us'] / 1000:.0f} ms" for row in profile["cumulative_us"][:6]
-        )
-        lines += [
-            "",
-            f"`import toolwire` loads {profile['modules_loaded']} modules; third-party packages: "
-            f"{', '.join(profile['third_party'])}; lazy-import violations: "
-            f"{', '.join(profile['lazy_violations']) or 'none'}. "
-            f"Heaviest (cumulative, `-X importtime`, one run): {heavy}.",
-        ]
+        for key in ("profile", "core_profile"):
+            if (profile := result["tw10"].get(key)) is None:
+                continue
+            heavy = ", ".join(
+                f"{row['module']} {row['cumulative_us'] / 1000:.0f} ms" for row in profile["cumulative_us"][:6]
+            )
+            lines += [
+                "",
+                f"`import {profile['module']}` loads {profile['modules_loaded']} modules; third-party packages: "
+                f"{', '.join(profile['third_party']) or 'none'}; lazy-import violations: "
+                f"{', '.join(profile['lazy_violations']) or 'none'}. "
+                f"Heaviest (cumulative, `-X importtime`, one run): {heavy}.",
+            ]
     lines += ["", "<details><summary>All figures and units</summary>", ""]
     lines += ["| figure | median | p25–p75 |", "|---|--:|--:|"]
     for f in figures.values():

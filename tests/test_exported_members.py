@@ -1,4 +1,10 @@
+import ast
+import subprocess
+import sys
 from inspect import ismodule
+from pathlib import Path
+
+import pytest
 
 import toolwire
 
@@ -8,5 +14,52 @@ def test_all_is_sorted():
 
 
 def test_all_names_every_public_member():
+    for name in toolwire.__all__:  # they load on first use
+        getattr(toolwire, name)
     public = {name for name, value in vars(toolwire).items() if not name.startswith("_") and not ismodule(value)}
     assert public == set(toolwire.__all__)
+
+
+def test_type_checkers_see_every_lazy_name_where_it_loads_from():
+    tree = ast.parse(Path(toolwire.__file__).read_text())
+    imported = {
+        alias.asname: (node.module or "")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.asname is not None
+    }
+    assert imported == vars(toolwire)["_SOURCES"]
+
+
+def imported_by(code: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", f"{code}; import sys; print(*sys.modules)"], capture_output=True, text=True, check=True
+    )
+    return set(done.stdout.split())
+
+
+def test_a_name_loads_its_module_on_first_use():
+    assert "toolwire.loop" not in imported_by("import toolwire")
+    assert "toolwire.loop" in imported_by("import toolwire; toolwire.Agent")
+
+
+def test_import_loads_no_pydantic_anyio_vendor_sdk_server_or_store():
+    heavy = {"pydantic", "pydantic_core", "anyio", "asyncio", "openai", "anthropic", "websockets"}
+    loaded = imported_by("import toolwire")
+    assert not loaded & heavy
+    assert not {name for name in loaded if name.startswith(("toolwire.store", "toolwire.server"))}
+
+
+def test_pydantic_type_adapters_load_with_the_first_tool():
+    assert "pydantic.type_adapter" not in imported_by("from toolwire import Agent, Toolbox, tool")
+    assert "pydantic.type_adapter" in imported_by("from toolwire import tool; tool(lambda: 0, name='zero')")
+
+
+def test_unknown_name_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        getattr(toolwire, "nope")  # noqa: B009
+
+
+def test_dir_lists_names_not_loaded_yet():
+    assert set(toolwire.__all__) <= set(dir(toolwire))

@@ -576,3 +576,87 @@ async def test_failing_approval_store_denies_the_call():
     assert result.payload() == {
         "denied": {"tool": "shell_run", "reason": "the permission check failed (ConnectionError: store unreachable)"}
     }
+
+
+# -- batches: cancellation and deadlines of calls running together -------------------------------
+
+
+@tool(timeout=0.05)
+async def get_slowly(n: int) -> int:
+    await anyio.sleep_forever()
+    return n  # pragma: no cover
+
+
+@tool
+async def get_now(n: int) -> int:
+    await anyio.lowlevel.checkpoint()
+    return n
+
+
+async def test_batch_calls_time_out_one_by_one():
+    calls = [call_of("get_slowly", "c0", n=0), call_of("get_now", "c1", n=1)]
+    with anyio.fail_after(5):
+        batch = await invoke_batch(calls, Toolbox([get_slowly, get_now]))
+    assert [result.type for result in batch.results] == [ResultType.TIMEOUT, ResultType.SUCCESS]
+
+
+async def test_cancelling_a_batch_answers_every_running_call():
+    running = 0
+    all_running = anyio.Event()
+
+    @tool
+    async def get_forever(n: int) -> int:
+        nonlocal running
+        running += 1
+        if running == 3:
+            all_running.set()
+        await anyio.sleep_forever()
+        return n  # pragma: no cover
+
+    cancellation = Cancellation()
+    batches: list[Any] = []
+
+    async def run_batch() -> None:
+        calls = [call_of("get_forever", f"c{i}", n=i) for i in range(3)]
+        batches.append(await invoke_batch(calls, Toolbox([get_forever]), cancellation=cancellation))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run_batch)
+            await all_running.wait()
+            cancellation.cancel("stop")
+    assert [(result.call_id, result.type) for result in batches[0].results] == [
+        ("c0", ResultType.CANCELED),
+        ("c1", ResultType.CANCELED),
+        ("c2", ResultType.CANCELED),
+    ]
+
+
+async def test_a_batch_cancelled_from_outside_stops_its_calls():
+    started = anyio.Event()
+    stopped: list[int] = []
+
+    @tool
+    async def get_forever(n: int) -> int:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stopped.append(n)
+        return n  # pragma: no cover
+
+    with anyio.fail_after(5):
+        with anyio.move_on_after(0.05) as scope:
+            await invoke_batch([call_of("get_forever", f"c{i}", n=i) for i in range(2)], Toolbox([get_forever]))
+    assert scope.cancelled_caught and started.is_set()
+    assert sorted(stopped) == [0, 1]
+
+
+async def test_batches_off_asyncio_run_in_an_anyio_task_group(monkeypatch: pytest.MonkeyPatch):
+    import asyncio
+
+    monkeypatch.setattr(asyncio, "current_task", lambda: None)  # as under trio
+    calls = [call_of("get_slowly", "c0", n=0), call_of("get_now", "c1", n=1), call_of("get_now", "c2", n=2)]
+    with anyio.fail_after(5):
+        batch = await Pipeline(Toolbox([get_slowly, get_now]), max_concurrency=2).invoke_batch(calls)
+    assert [result.type for result in batch.results] == [ResultType.TIMEOUT, ResultType.SUCCESS, ResultType.SUCCESS]

@@ -3,6 +3,7 @@ from __future__ import annotations
 import enum
 from typing import Literal
 
+import anyio
 import pytest
 from pydantic import BaseModel
 from typing_extensions import TypedDict
@@ -365,3 +366,28 @@ def test_arguments_that_were_not_json_get_a_clear_problem():
         "'a' is required but missing",
         "the arguments are not a JSON object (got '{\"a\": 1'); send one JSON object",
     ]
+
+
+async def test_cancel_reaches_every_attached_scope_and_no_detached_one():
+    cancellation = Cancellation()
+    first, second, third, gone = anyio.CancelScope(), anyio.CancelScope(), anyio.CancelScope(), anyio.CancelScope()
+    for scope in (first, second, gone, third):
+        cancellation.attach(scope)
+    cancellation.detach(gone)
+    cancellation.detach(first)
+    cancellation.attach(first)
+    cancellation.cancel()
+    assert (first.cancel_called, second.cancel_called, third.cancel_called, gone.cancel_called) == (
+        True,
+        True,
+        True,
+        False,
+    )
+
+
+async def test_a_scope_attached_after_cancel_is_cancelled_at_once():
+    cancellation = Cancellation()
+    cancellation.cancel()
+    scope = anyio.CancelScope()
+    cancellation.attach(scope)
+    assert scope.cancel_called

@@ -48,8 +48,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     chat.add_argument("--data-dir", type=Path, help="keep conversations in DIR/toolwire.sqlite3 (default: in memory)")
     chat.add_argument("--thread", help="continue this conversation (with --data-dir)")
+    serve = commands.add_parser("serve", help="run the WebSocket server (needs the 'server' extra)")
+    serve.add_argument("--app", help="module:factory returning your Agent (default: the built-in example agent)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    serve.add_argument("--data-dir", type=Path, default=Path(".toolwire"), help="where conversations are kept")
+    serve.add_argument("--model", help="for the example agent: local, openai:NAME, anthropic:NAME (see chat)")
+    serve.add_argument("--token", help="the token clients present (default: TOOLWIRE_TOKEN, else a new one, printed)")
+    serve.add_argument("--tokens", type=Path, help="a file of 'PRINCIPAL TOKEN' lines, one principal per token")
+    serve.add_argument(
+        "--allow-origin", action="append", default=[], help="a browser origin allowed to connect (repeatable)"
+    )
     args = parser.parse_args(argv)
     try:
+        if args.command == "serve":
+            from .server.serve import ServeOptions, serve
+
+            options = ServeOptions(
+                app=args.app,
+                host=args.host,
+                port=args.port,
+                data_dir=args.data_dir,
+                model=args.model,
+                token=args.token,
+                tokens_file=args.tokens,
+                allowed_origins=args.allow_origin,
+            )
+            return serve(options)
         from .models.select import model_from_spec
 
         return anyio.run(chat_session, model_from_spec(args.model), args.data_dir, args.thread)

@@ -194,7 +194,7 @@ if TYPE_CHECKING:
         ) -> ToolResult: ...
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class ToolResult:
     """The one outcome of one tool call.
 
@@ -233,13 +233,43 @@ class ToolResult:
     raw_type: int | None = None
     """The undecodable numeric type this result arrived with, when `type` fell back to ERROR."""
 
-    def __post_init__(self) -> None:
-        key = _PAYLOAD_KEYS.get(self.type)
-        if key is not None and not _is_payload(self.data, key):
-            raise EnvelopeError(
-                f"a {self.type.name} result must carry its payload in data, "
-                f"e.g. {{{key!r}: {{...}}}}; use ToolResult.{key}() to build one"
-            )
+    def __init__(
+        self,
+        *,
+        call_id: str | None = None,
+        type: ResultType = ResultType.SUCCESS,
+        terminal: bool = False,
+        needs_followup: bool = False,
+        next_action: str | None = None,
+        message: str | None = None,
+        error: str | None = None,
+        error_code: str | None = None,
+        error_type: str | None = None,
+        data: Any = None,
+        extra: Mapping[str, Any] = _EMPTY,
+        raw_type: int | None = None,
+    ) -> None:
+        # Written out rather than generated: every tool call builds a result, and the dataclass's
+        # frozen `__init__` (a `setattr` lookup per field, a default factory, `__post_init__`)
+        # costs 1.5x as much. Frozen still holds: only `__init__` sets the slots.
+        if type is not ResultType.SUCCESS and (key := _PAYLOAD_KEYS.get(type)) is not None:
+            if not _is_payload(data, key):
+                raise EnvelopeError(
+                    f"a {type.name} result must carry its payload in data, "
+                    f"e.g. {{{key!r}: {{...}}}}; use ToolResult.{key}() to build one"
+                )
+        _set(self, "call_id", call_id)
+        _set(self, "type", type)
+        _set(self, "terminal", terminal)
+        _set(self, "needs_followup", needs_followup)
+        _set(self, "next_action", next_action)
+        _set(self, "message", message)
+        _set_error(self, error)
+        _set(self, "error_code", error_code)
+        _set(self, "error_type", error_type)
+        _set(self, "data", data)
+        _set(self, "extra", extra)
+        _set(self, "raw_type", raw_type)
 
     @property
     def success(self) -> bool:
@@ -556,6 +586,8 @@ class ToolResult:
         )
 
 
+_set: Final = object.__setattr__
+_set_error: Final = ToolResult.__dict__["error"].__set__  # the slot itself, under `_ErrorAttribute`
 ToolResult.error = _ErrorAttribute(ToolResult.__dict__["error"])  # pyright: ignore[reportAttributeAccessIssue]
 
 

@@ -131,6 +131,7 @@ class Agent:
         expanded_containers: Iterable[str] = (),
         reset_client_state: bool = False,
         client: ClientChannel | None = None,
+        on_event: Callable[[RunEvent], None] | None = None,
     ) -> RunResult:
         """Answer `prompt` in `thread` (a new thread when None), running tools as the model asks.
 
@@ -146,6 +147,8 @@ class Agent:
             reset_client_state: Forget the thread's client tools, expansion and context first.
             client: Where the thread's client tool calls go during this run (see `ClientChannel`);
                 a server attaches its connections with `agent.clients.attach` instead.
+            on_event: Told each event as it happens, in the run's own task (what `stream()`
+                yields, without a queue between): keep it quick and non-blocking.
 
         Raises:
             ProviderError: The model could not be reached; the transcript stays valid.
@@ -154,7 +157,8 @@ class Agent:
                 the transcript stays valid (the call has its Error result).
         """
         clients = _ClientInput(client_tool_groups, tuple(expanded_containers), reset_client_state, client)
-        return await self._run(prompt, thread, Cancellation() if cancellation is None else cancellation, None, clients)
+        cancellation = Cancellation() if cancellation is None else cancellation
+        return await self._run(prompt, thread, cancellation, on_event, clients)
 
     async def resume(
         self,

@@ -3,27 +3,31 @@
 `Signature.of(function)` reads the parameters, their type hints and the docstring once, when a
 tool is defined, and builds a pydantic `TypeAdapter` over a `TypedDict` of the parameters. On the
 call path only that adapter runs: arguments are never validated against the JSON Schema itself.
+
+pydantic's `TypeAdapter` and JSON Schema machinery load when the first tool is defined, not when
+toolwire is imported: they cost about as much as the rest of toolwire's import.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, NotRequired, cast
+from typing import TYPE_CHECKING, Annotated, Any, Final, NotRequired, cast
 
-import docstring_parser
-import typing_extensions
-from pydantic import ConfigDict, Field, PydanticUserError, TypeAdapter, ValidationError
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+from pydantic_core import PydanticSerializationError, ValidationError, to_jsonable_python
 
 from .errors import InvalidArguments, UsageError
 
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+    from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+
 __all__ = ["INVALID_JSON_KEY", "Signature", "describe_validation_error"]
 
-_FORBID_EXTRA: Final = ConfigDict(extra="forbid")
+_FORBID_EXTRA: Final = {"extra": "forbid"}  # a pydantic `ConfigDict`
 
 INVALID_JSON_KEY: Final = "_invalid_json"
 """The one argument model adapters give a call whose arguments were not a JSON object (the raw text).
@@ -32,11 +36,16 @@ No tool has this parameter, so validation fails and the model is told to send a 
 """
 
 
-class _ToolJsonSchema(GenerateJsonSchema):
+@functools.cache
+def _tool_json_schema() -> type[GenerateJsonSchema]:
     """JSON Schema without the titles pydantic derives from field names (noise for a model)."""
+    from pydantic.json_schema import GenerateJsonSchema
 
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
+    class ToolJsonSchema(GenerateJsonSchema):
+        def field_title_should_be_set(self, schema: Any) -> bool:
+            return False
+
+    return ToolJsonSchema
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +74,10 @@ class Signature:
             UsageError: A parameter is variadic, positional-only or unannotated, or its type
                 cannot be validated or described as JSON Schema.
         """
+        import docstring_parser
+        import typing_extensions
+        from pydantic import Field, PydanticUserError, TypeAdapter
+
         try:
             signature = inspect.signature(function)
             hints = typing.get_type_hints(function, include_extras=True)
@@ -100,7 +113,7 @@ class Signature:
         arguments.__pydantic_config__ = _FORBID_EXTRA  # type: ignore[attr-defined]
         try:
             adapter = cast("TypeAdapter[dict[str, Any]]", TypeAdapter(arguments))
-            json_schema = adapter.json_schema(schema_generator=_ToolJsonSchema)
+            json_schema = adapter.json_schema(schema_generator=_tool_json_schema())
         except (PydanticUserError, TypeError, ValueError) as exc:
             raise UsageError(f"tool '{name}': cannot build a schema for its parameters: {exc}") from exc
         json_schema.pop("title", None)

@@ -48,12 +48,15 @@ class Cancellation:
     covers with a Canceled result.
     """
 
-    __slots__ = ("_by", "_reason", "_scopes")
+    __slots__ = ("_by", "_more", "_reason", "_scope")
 
     def __init__(self) -> None:
         self._reason: str | None = None
         self._by: CanceledBy = "user"
-        self._scopes: set[CancelScope] = set()
+        # Usually one scope is attached at a time (the running call, or the model's stream): a
+        # slot for it, and a set only for the calls of a batch that run together.
+        self._scope: CancelScope | None = None
+        self._more: set[CancelScope] | None = None
 
     @property
     def cancelled(self) -> bool:
@@ -75,18 +78,28 @@ class Cancellation:
         if self._reason is not None:
             return
         self._reason, self._by = reason, by
-        for scope in tuple(self._scopes):
+        if self._scope is not None:
+            self._scope.cancel()
+        for scope in tuple(self._more or ()):
             scope.cancel()
 
     def attach(self, scope: CancelScope) -> None:
         """Have `cancel()` cancel `scope` too (the runtime attaches each running call)."""
         if self._reason is not None:
             scope.cancel()
-        self._scopes.add(scope)
+        if self._scope is None or self._scope is scope:
+            self._scope = scope
+        elif self._more is None:
+            self._more = {scope}
+        else:
+            self._more.add(scope)
 
     def detach(self, scope: CancelScope) -> None:
         """Forget `scope` once its call has finished."""
-        self._scopes.discard(scope)
+        if self._scope is scope:
+            self._scope = None
+        elif self._more is not None:
+            self._more.discard(scope)
 
 
 class ToolContext:

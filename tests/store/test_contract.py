@@ -284,3 +284,16 @@ async def test_saved_client_state_does_not_change_with_the_callers_dict(store: S
     await store.save_client_state("t1", state)
     state["expanded"].append("Page")
     assert await store.load_client_state("t1") == {"expanded": ["IDE"]}
+
+
+# -- the server's protocol state -----------------------------------------------------------------
+
+WIRE_STATE = {"role": "server", "conversationId": "t1", "nextStanza": 3, "lastSeen": 2, "outbox": [[2, "gqA="]]}
+
+
+async def test_wire_state_round_trips_and_is_deleted_with_none(store: Store) -> None:
+    assert await store.load_wire_state("t1") is None
+    await store.save_wire_state("t1", WIRE_STATE)
+    assert await store.load_wire_state("t1") == WIRE_STATE
+    await store.save_wire_state("t1", None)
+    assert await store.load_wire_state("t1") is None

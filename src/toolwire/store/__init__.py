@@ -127,6 +127,17 @@ class Store(ApprovalStore, Protocol):
         """Replace the thread's client tool state (a JSON object); None deletes it."""
         ...
 
+    async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
+        """Return the server's protocol state of the conversation (numbering, unacknowledged frames)."""
+        ...
+
+    async def save_wire_state(self, thread_id: str, state: Mapping[str, Any] | None) -> None:
+        """Replace the conversation's protocol state (`Sequencing.to_dict()`); None deletes it.
+
+        The server saves it before it writes a frame, so nothing it sent is lost with the process.
+        """
+        ...
+
     async def aclose(self) -> None:
         """Release the store's resources."""
         ...

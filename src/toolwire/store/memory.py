@@ -23,8 +23,12 @@ class MemoryStore(MemoryApprovalStore):
         super().__init__()
         self._principals: dict[str, str | None] = {}
         self._messages: dict[str, list[Message]] = {}
-        self._ledger: dict[tuple[str, str], LedgerEntry] = {}
+        # The ledger by thread, then call id (recording order); a call's result is kept beside
+        # its entry rather than in a second, TERMINAL entry: the loop completes every call.
+        self._ledger: dict[str, dict[str, LedgerEntry]] = {}
+        self._results: dict[str, dict[str, ToolResult]] = {}
         self._client_states: dict[str, str] = {}
+        self._wire_states: dict[str, str] = {}
 
     async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
         """Create the thread if it does not exist; True if it was created now."""
@@ -48,39 +52,58 @@ class MemoryStore(MemoryApprovalStore):
 
     async def append_messages(self, thread_id: str, messages: Sequence[Message]) -> None:
         """Append messages to the thread's transcript."""
-        self._messages.setdefault(thread_id, []).extend(messages)
+        transcript = self._messages.get(thread_id)
+        if transcript is None:
+            transcript = self._messages[thread_id] = []
+        transcript.extend(messages)
 
     async def record_calls(self, entries: Sequence[LedgerEntry]) -> None:
         """Write calls to the ledger before they run; existing ids are kept."""
         for entry in entries:
-            self._ledger.setdefault((entry.thread_id, entry.call.id), entry)
+            calls = self._ledger.get(entry.thread_id)
+            if calls is None:
+                calls = self._ledger[entry.thread_id] = {}
+            calls.setdefault(entry.call.id, entry)
 
     async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
         """Move a non-terminal call forward; TERMINAL comes only with a result (`complete_call`)."""
         if state is CallState.TERMINAL:
             raise UsageError("a call becomes TERMINAL only with its result: use complete_call()")
-        entry = self._ledger.get((thread_id, call_id))
-        if entry is not None and entry.state is not CallState.TERMINAL:
-            self._ledger[thread_id, call_id] = replace(entry, state=state)
+        calls = self._ledger.get(thread_id, {})
+        entry = calls.get(call_id)
+        if entry is not None and entry.state is not CallState.TERMINAL and self._result(thread_id, call_id) is None:
+            calls[call_id] = replace(entry, state=state)
 
     async def complete_call(self, thread_id: str, call_id: str, result: ToolResult) -> bool:
         """Record the call's result; True if this was the first terminal result."""
-        entry = self._ledger.get((thread_id, call_id))
+        calls = self._ledger.get(thread_id)
+        entry = None if calls is None else calls.get(call_id)
         if entry is None or entry.state is CallState.TERMINAL:
             return False
-        self._ledger[thread_id, call_id] = entry.finished(result)
+        results = self._results.get(thread_id)
+        if results is None:
+            results = self._results[thread_id] = {}
+        elif call_id in results:
+            return False
+        results[call_id] = result
         return True
 
     async def get_call(self, thread_id: str, call_id: str) -> LedgerEntry | None:
         """Return the ledger entry of a call."""
-        return self._ledger.get((thread_id, call_id))
+        calls = self._ledger.get(thread_id)
+        entry = None if calls is None else calls.get(call_id)
+        if entry is None:
+            return None
+        result = self._result(thread_id, call_id)
+        return entry if result is None else entry.finished(result)
 
     async def open_calls(self, thread_id: str) -> list[LedgerEntry]:
         """Return the thread's calls that are not TERMINAL, in recording order."""
+        results = self._results.get(thread_id, {})
         return [
             entry
-            for (thread, _), entry in self._ledger.items()
-            if thread == thread_id and entry.state is not CallState.TERMINAL
+            for call_id, entry in self._ledger.get(thread_id, {}).items()
+            if entry.state is not CallState.TERMINAL and call_id not in results
         ]
 
     async def aclose(self) -> None:
@@ -100,3 +123,19 @@ class MemoryStore(MemoryApprovalStore):
             self._client_states.pop(thread_id, None)
         else:
             self._client_states[thread_id] = json.dumps(state, separators=(",", ":"))
+
+    def _result(self, thread_id: str, call_id: str) -> ToolResult | None:
+        results = self._results.get(thread_id)
+        return None if results is None else results.get(call_id)
+
+    async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
+        """Return the server's protocol state of the conversation (None when there is none)."""
+        saved = self._wire_states.get(thread_id)
+        return None if saved is None else json.loads(saved)
+
+    async def save_wire_state(self, thread_id: str, state: Mapping[str, Any] | None) -> None:
+        """Replace the conversation's protocol state; None deletes it."""
+        if state is None:
+            self._wire_states.pop(thread_id, None)
+        else:
+            self._wire_states[thread_id] = json.dumps(state, separators=(",", ":"))

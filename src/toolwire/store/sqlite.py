@@ -85,7 +85,17 @@ def _migrate_to_3(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE ledger ADD COLUMN request_id TEXT")
 
 
-_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (_migrate_to_1, _migrate_to_2, _migrate_to_3)
+def _migrate_to_4(db: sqlite3.Connection) -> None:
+    """Keep the server's protocol state of each conversation: numbering and unacknowledged frames."""
+    db.execute("CREATE TABLE wire_state (thread_id TEXT PRIMARY KEY, state TEXT NOT NULL, updated_at REAL NOT NULL)")
+
+
+_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (
+    _migrate_to_1,
+    _migrate_to_2,
+    _migrate_to_3,
+    _migrate_to_4,
+)
 """`_MIGRATIONS[n]` brings a file from schema version `n` to `n + 1`; append, never edit."""
 
 SCHEMA_VERSION: Final = len(_MIGRATIONS)
@@ -359,6 +369,25 @@ class SqliteStore:
             else:
                 db.execute(
                     "INSERT INTO client_state (thread_id, state, updated_at) VALUES (?, ?, ?)"
+                    " ON CONFLICT (thread_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+                    (thread_id, _dumps(state), time.time()),
+                )
+
+    # -- the server's protocol state ------------------------------------------------------------
+
+    async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
+        """Return the server's protocol state of the conversation (None when there is none)."""
+        row = self._one("SELECT state FROM wire_state WHERE thread_id = ?", (thread_id,))
+        return None if row is None else json.loads(row[0])
+
+    async def save_wire_state(self, thread_id: str, state: Mapping[str, Any] | None) -> None:
+        """Replace the conversation's protocol state in one transaction; None deletes it."""
+        with self._write() as db:
+            if state is None:
+                db.execute("DELETE FROM wire_state WHERE thread_id = ?", (thread_id,))
+            else:
+                db.execute(
+                    "INSERT INTO wire_state (thread_id, state, updated_at) VALUES (?, ?, ?)"
                     " ON CONFLICT (thread_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
                     (thread_id, _dumps(state), time.time()),
                 )

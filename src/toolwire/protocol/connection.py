@@ -1,0 +1,316 @@
+"""`Connection`: the sans-I/O state machine of one end of a conversation.
+
+Feed it the bytes of each frame with `receive()` and act on `Received.messages`; write
+`Received.replies`, and close when `Received.close` says so. Send with `send()`, which returns the
+bytes to write. Nothing here reads a socket or a clock.
+
+Rules (docs/protocol.md, "Sequencing, acknowledgements and resume"):
+
+- Stanza ids: client messages count 1, 2, 3…, server messages -1, -2, -3…. Configuration,
+  Acknowledgement and the ErrorMessages a connection writes about a frame carry 0: they concern
+  this connection, are not numbered, acknowledged or replayed.
+- A numbered stanza not beyond the last one seen from the peer is a duplicate and is dropped
+  silently. Every numbered stanza that was delivered, or refused with an error, counts as seen.
+- `ack()` returns one cumulative Acknowledgement of everything seen; call it after acting on (and
+  persisting) what `receive()` returned, e.g. after each read burst. `receive()` also adds one by
+  itself when `ack_every` stanzas delivered by earlier calls are still unacknowledged.
+- An Acknowledgement of stanza n drops the frames up to |n| from the outbox; the others are
+  resent, with their original stanza ids, after the peer's next handshake.
+- Handshake: the client's first frame is a Configuration (`hello()`); the server surfaces it, and
+  its I/O layer decides ownership and storage, then calls `accept()` (the server's Configuration,
+  followed by the replay) or `refuse()`. The client replays its own outbox on the server's answer.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from ..errors import UsageError
+from .codec import DEFAULT_LIMITS, Frame, Limits, encode, read_frame
+from .conversation import Acknowledgement, Configuration, ErrorMessage
+from .errors import ErrorCode, ProtocolError
+from .messages import Envelope, Message
+from .sequencing import Role, Sequencer, Sequencing
+from .wire import MessageType
+
+__all__ = ["Connection", "Received"]
+
+_UNNUMBERED: Final = frozenset((MessageType.CONFIGURATION, MessageType.ACKNOWLEDGEMENT))
+_Phase = Literal["handshake", "accepting", "open", "closed"]
+
+
+def _new_id() -> str:
+    return "err_" + secrets.token_urlsafe(16)
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """What one `receive()` produced."""
+
+    messages: tuple[Envelope, ...] = ()
+    """New messages from the peer to act on, in order (duplicates and acknowledgements removed)."""
+    replies: tuple[bytes, ...] = ()
+    """Frames to write back now, in order: ErrorMessages (one per refused frame), an
+    Acknowledgement, or on the client the replay after the server's Configuration."""
+    close: bool = False
+    """Close the connection after writing `replies` (a non-recoverable error, either side's)."""
+    errors: tuple[ProtocolError, ...] = ()
+    """The refusals the ErrorMessages in `replies` describe, for logs."""
+
+
+class Connection:
+    """One end of a conversation on one connection; see the module docstring for the rules.
+
+    Args:
+        role: `"server"` or `"client"`.
+        state: Sequencing to continue from (see `resume`).
+        limits: What `receive()` accepts.
+        ack_every: Acknowledge by itself once this many stanzas wait for an acknowledgement.
+        max_outbox: Unacknowledged frames kept for replay; the oldest go first beyond it.
+        new_id: Makes the ids of the ErrorMessages this connection writes.
+    """
+
+    def __init__(
+        self,
+        role: Role,
+        *,
+        state: Sequencing | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+        ack_every: int = 32,
+        max_outbox: int = 10_000,
+        new_id: Callable[[], str] = _new_id,
+    ) -> None:
+        if state is not None and state.role != role:
+            raise UsageError(f"a {state.role} state cannot resume a {role} connection")
+        self.role: Final = role
+        self.limits = limits
+        self.ack_every = ack_every
+        self.max_outbox = max_outbox
+        self._new_id = new_id
+        self._sign = 1 if role == "client" else -1
+        self._phase: _Phase = "handshake"
+        self._seq = Sequencer(None, max_outbox=max_outbox, state=state)
+        self._requested: str | None = None
+        self._hello: Configuration | None = None
+
+    @classmethod
+    def resume(cls, state: Sequencing, **options: Any) -> Connection:
+        """Continue a conversation from exported state, e.g. after a reconnect or a restart.
+
+        The server also uses it to record messages while no client is connected: `send()` keeps
+        them in the outbox (and returns b"") until a handshake replays them.
+        """
+        return cls(state.role, state=state, **options)
+
+    # -- what a caller may look at ----------------------------------------------------------------
+
+    @property
+    def conversation_id(self) -> str | None:
+        """The conversation this end is bound to, once known."""
+        return self._seq.conversation_id
+
+    @property
+    def is_open(self) -> bool:
+        """True between a completed handshake and a close."""
+        return self._phase == "open"
+
+    @property
+    def closed(self) -> bool:
+        """True after a non-recoverable error; `receive()` then ignores everything."""
+        return self._phase == "closed"
+
+    def state(self) -> Sequencing | None:
+        """Export the sequencing state to persist (None before a conversation is bound)."""
+        return self._seq.export(self.role)
+
+    # -- handshake ------------------------------------------------------------------------------
+
+    def hello(
+        self,
+        conversation_id: str | None = None,
+        *,
+        client_version: str | None = None,
+        device: str | None = None,
+        features: tuple[str, ...] = (),
+    ) -> bytes:
+        """Client: return the Configuration that opens the connection; write it first.
+
+        Args:
+            conversation_id: The conversation to resume; defaults to the resumed state's, else new.
+            client_version: The client's name and version.
+            device: What the client runs on.
+            features: The optional features the client supports.
+        """
+        self._require("client", "hello")
+        requested = conversation_id if conversation_id is not None else self._seq.conversation_id or ""
+        if requested != self._seq.conversation_id:  # a new conversation, or another than the state's
+            self._seq = Sequencer(requested or None, max_outbox=self.max_outbox)
+        self._requested = requested
+        hello = Configuration(
+            conversation_id=requested,
+            last_sequence_seen=self._seq.last_seen,
+            client_version=client_version,
+            device=device,
+            features=features,
+        )
+        return encode(Envelope(0, requested, hello))
+
+    def accept(
+        self, conversation_id: str, *, state: Sequencing | None = None, features: tuple[str, ...] = ()
+    ) -> list[bytes]:
+        """Server: bind the conversation the client's Configuration asked for, or a new one.
+
+        Call it after `receive()` surfaced the client's Configuration and the I/O layer checked
+        who owns the conversation, before feeding the next frame.
+
+        Args:
+            conversation_id: The conversation bound (the requested one, or a new id).
+            state: Its persisted sequencing, when resuming.
+            features: The server's features.
+
+        Returns:
+            The frames to write: the server's Configuration, then the frames the client missed
+            (after its `lastSequenceSeen`), with their original stanza ids.
+        """
+        self._require("server", "accept")
+        if self._phase != "accepting" or self._hello is None:
+            raise UsageError("accept() answers a client's Configuration: call it after receive() surfaced one")
+        if state is not None and state.conversation_id != conversation_id:
+            raise UsageError(f"the state is for conversation {state.conversation_id!r}, not {conversation_id!r}")
+        if state is not None or self._seq.conversation_id != conversation_id:
+            self._seq = Sequencer(conversation_id, max_outbox=self.max_outbox, state=state)
+        peer_seen = self._hello.last_sequence_seen if self._hello.conversation_id else 0
+        seen = self._seq.last_seen
+        answer = Configuration(conversation_id=conversation_id, last_sequence_seen=seen, features=features)
+        self._phase = "open"
+        return [encode(Envelope(0, conversation_id, answer)), *self._seq.replay_after(peer_seen)]
+
+    def refuse(self, code: int, message: str) -> bytes:
+        """Return a non-recoverable ErrorMessage (e.g. 201, 202, 401) and close this connection."""
+        error = ProtocolError(code, message, False)
+        self._phase = "closed"
+        return self._error_frame(error)
+
+    # -- sending --------------------------------------------------------------------------------
+
+    def send(self, message: Message, meta: Mapping[str, Any] | None = None) -> bytes:
+        """Number a message, keep it until acknowledged, and return the frame to write.
+
+        Returns:
+            The frame; b"" while the connection is not open (before the handshake, after a close,
+            or on a state resumed only to record messages): the frame then waits in the outbox
+            and goes out with the next handshake's replay.
+
+        Raises:
+            UsageError: No conversation is bound yet, or `message` is one the connection writes
+                itself (Configuration, Acknowledgement).
+            ProtocolError: 104 when the frame exceeds `limits.max_frame_bytes`; nothing was sent.
+        """
+        if message.type in _UNNUMBERED:
+            raise UsageError(f"{type(message).__name__} is written by hello(), accept() and ack(), not send()")
+        if self._seq.conversation_id is None:
+            raise UsageError("no conversation yet: send after the handshake, or resume a state")
+        frame = encode(Envelope(self._sign * self._seq.next, self._seq.conversation_id, message, meta or {}))
+        if len(frame) > self.limits.max_frame_bytes:
+            raise ProtocolError(ErrorCode.FRAME_TOO_LARGE, f"a frame of {len(frame)} bytes exceeds the limit")
+        self._seq.keep(frame)
+        return frame if self._phase == "open" else b""
+
+    def ack(self) -> bytes | None:
+        """Return a cumulative Acknowledgement of every stanza seen, or None if nothing is new."""
+        seq = self._seq
+        if self._phase != "open" or seq.conversation_id is None or seq.unacknowledged() <= 0:
+            return None
+        seq.acked = seq.last_seen
+        body = Acknowledgement(acknowledged_stanza_id=-self._sign * seq.last_seen)
+        return encode(Envelope(0, seq.conversation_id, body))
+
+    # -- receiving ------------------------------------------------------------------------------
+
+    def receive(self, data: bytes) -> Received:
+        """Take one frame from the peer; never raises for anything the peer sends."""
+        if self._phase == "closed":
+            return Received()
+        replies: list[bytes] = []
+        if self._phase == "open" and self._seq.unacknowledged() >= self.ack_every:
+            replies.extend(frame for frame in (self.ack(),) if frame is not None)
+        try:
+            frame = read_frame(data, self.limits)
+            if self._phase != "open":
+                return self._handshake(frame, replies)
+            return self._open(frame, replies)
+        except ProtocolError as error:
+            if self._phase != "open":
+                # A peer that cannot even open the conversation is not spoken to any further.
+                error.recoverable = False
+            if not error.recoverable:
+                self._phase = "closed"
+            return Received(replies=(*replies, self._error_frame(error)), close=not error.recoverable, errors=(error,))
+
+    def _open(self, frame: Frame, replies: list[bytes]) -> Received:
+        numbered = frame.stanza_id != 0 and frame.type not in _UNNUMBERED
+        if numbered:
+            if frame.stanza_id * self._sign > 0:
+                peer = "server" if self.role == "client" else "client"
+                message = f"envelope.stanzaId {frame.stanza_id} has the wrong sign for a {peer} message"
+                raise ProtocolError(ErrorCode.INVALID_MESSAGE, message, None, frame.stanza_id)
+            if not self._seq.see(frame.stanza_id):
+                return Received(replies=tuple(replies))  # a duplicate: dropped silently
+        if frame.type == MessageType.CONFIGURATION:
+            message = f"this connection is bound to conversation {self._seq.conversation_id!r}; open a new one"
+            raise ProtocolError(ErrorCode.CONVERSATION_SWITCH_REFUSED, message)
+        envelope = frame.open()
+        match envelope.message:
+            case Acknowledgement(acknowledged_stanza_id=acknowledged):
+                self._seq.acknowledged(abs(acknowledged))
+                return Received(replies=tuple(replies))
+            case ErrorMessage(recoverable=False):
+                self._phase = "closed"
+                return Received((envelope,), tuple(replies), close=True)
+            case _:
+                return Received((envelope,), tuple(replies))
+
+    def _handshake(self, frame: Frame, replies: list[bytes]) -> Received:
+        if self._phase == "accepting":
+            raise ProtocolError(ErrorCode.HANDSHAKE_REQUIRED, "wait for the server's Configuration before sending")
+        if frame.type not in (MessageType.CONFIGURATION, MessageType.ERROR) or (
+            frame.type == MessageType.ERROR and self.role == "server"
+        ):
+            raise ProtocolError(ErrorCode.HANDSHAKE_REQUIRED, "the first message must be a Configuration")
+        envelope = frame.open()
+        match envelope.message:
+            case ErrorMessage(recoverable=recoverable):
+                if not recoverable:
+                    self._phase = "closed"
+                return Received((envelope,), tuple(replies), close=not recoverable)
+            case Configuration() as config if self.role == "server":
+                self._hello = config
+                self._phase = "accepting"
+                return Received((envelope,), tuple(replies))
+            case Configuration() as config:
+                return Received((envelope,), (*replies, *self._answered(config)))
+            case _:  # pragma: no cover (the type was checked above)
+                raise ProtocolError(ErrorCode.HANDSHAKE_REQUIRED, "the first message must be a Configuration")
+
+    def _answered(self, config: Configuration) -> list[bytes]:
+        """Client: the server bound a conversation; resend what it has not seen."""
+        if not config.conversation_id:
+            raise ProtocolError(ErrorCode.INVALID_MESSAGE, "the server's Configuration must name the conversation")
+        if self._requested and config.conversation_id != self._requested:
+            message = f"asked to resume {self._requested!r}, the server bound {config.conversation_id!r}"
+            raise ProtocolError(ErrorCode.CONVERSATION_SWITCH_REFUSED, message, False)
+        if self._seq.conversation_id != config.conversation_id:
+            self._seq = Sequencer(config.conversation_id, max_outbox=self.max_outbox)
+        self._phase = "open"
+        return self._seq.replay_after(config.last_sequence_seen)
+
+    def _require(self, role: Role, method: str) -> None:
+        if self.role != role:
+            raise UsageError(f"{method}() is for the {role} end of a connection")
+
+    def _error_frame(self, error: ProtocolError) -> bytes:
+        body = ErrorMessage.from_error(error, id=self._new_id())
+        return encode(Envelope(0, self._seq.conversation_id or "", body))

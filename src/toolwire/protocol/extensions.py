@@ -1,0 +1,215 @@
+"""toolwire's own messages (types 100 and up): client tool registration, consent, run status.
+
+Bodies carry the camelCase `to_dict()` shapes of `toolwire.client_tools.definitions` as plain maps
+(`ClientToolGroup`, `Augmentation`); this package checks only their wire shape, and the
+registration checks run where the groups are applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final, Literal, Self, cast
+
+from .conversation import without_none
+from .wire import Fields, MessageType
+
+__all__ = [
+    "ConsentAnswer",
+    "ConsentRequest",
+    "ConsentScope",
+    "RegisterTools",
+    "RegisterToolsResult",
+    "RunState",
+    "RunStatus",
+]
+
+ConsentScope = Literal["once", "thread"]
+"""How far a consent answer reaches: this call, or every call of the tool in the thread."""
+RunState = Literal["started", "finished", "failed"]
+"""The states a `RunStatus` reports."""
+_SCOPES: Final = ("once", "thread")
+_RUN_STATES: Final = ("started", "finished", "failed")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RegisterTools:
+    """Register the client's tool groups for the conversation (type 100, client → server)."""
+
+    type: ClassVar[MessageType] = MessageType.REGISTER_TOOLS
+    groups: tuple[dict[str, Any], ...]
+    """`ClientToolGroup.to_dict()` maps; they replace the groups registered before."""
+    expanded_containers: tuple[str, ...] = ()
+    """Containers (groups, skills) the client wants expanded from the start."""
+    reset_client_state: bool = False
+    """Forget the thread's client state (expansion, hidden tools, context) first."""
+
+    def to_body(self) -> dict[str, Any]:
+        """Return the wire body."""
+        return {
+            "groups": list(self.groups),
+            "expandedContainers": list(self.expanded_containers),
+            "resetClientState": self.reset_client_state,
+        }
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any]) -> Self:
+        """Read a wire body."""
+        fields = Fields(body, "RegisterTools")
+        return cls(
+            groups=fields.mappings("groups"),
+            expanded_containers=fields.texts("expandedContainers"),
+            reset_client_state=fields.flag("resetClientState", False),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RegisterToolsResult:
+    """Whether a RegisterTools was applied (type 101, server → client); all or nothing."""
+
+    type: ClassVar[MessageType] = MessageType.REGISTER_TOOLS_RESULT
+    ok: bool
+    """True when every group was registered."""
+    error: str | None = None
+    """Why the registration was refused."""
+    group: str | None = None
+    """The group the refusal is about."""
+    tool: str | None = None
+    """The tool or skill the refusal is about."""
+
+    def to_body(self) -> dict[str, Any]:
+        """Return the wire body."""
+        return without_none({"ok": self.ok, "error": self.error, "group": self.group, "tool": self.tool})
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any]) -> Self:
+        """Read a wire body."""
+        fields = Fields(body, "RegisterToolsResult")
+        return cls(
+            ok=fields.flag("ok"),
+            error=fields.optional_text("error"),
+            group=fields.optional_text("group"),
+            tool=fields.optional_text("tool"),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsentRequest:
+    """May this call run? (type 102, server → client); answered by a ConsentAnswer with the same `id`."""
+
+    type: ClassVar[MessageType] = MessageType.CONSENT_REQUEST
+    id: str
+    """The consent request's id (made by the server)."""
+    call_id: str
+    """The model's id for the call."""
+    tool_name: str
+    """The tool to run."""
+    mode: str
+    """The call's `ToolMode` value."""
+    reason: str
+    """Why consent is needed, e.g. "local tools ask for consent"."""
+    arguments: dict[str, Any]
+    """The call's arguments, to show the person."""
+    description: str = ""
+    """The tool's description."""
+    allow_always: bool = True
+    """Whether a `scope="thread"` answer will be honoured."""
+
+    def to_body(self) -> dict[str, Any]:
+        """Return the wire body."""
+        return {
+            "id": self.id,
+            "callId": self.call_id,
+            "toolName": self.tool_name,
+            "mode": self.mode,
+            "reason": self.reason,
+            "arguments": self.arguments,
+            "description": self.description,
+            "allowAlways": self.allow_always,
+        }
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any]) -> Self:
+        """Read a wire body."""
+        fields = Fields(body, "ConsentRequest")
+        return cls(
+            id=fields.text("id", non_empty=True),
+            call_id=fields.text("callId", non_empty=True),
+            tool_name=fields.text("toolName", non_empty=True),
+            mode=fields.text("mode"),
+            reason=fields.text("reason", ""),
+            arguments=fields.mapping("arguments", {}),
+            description=fields.text("description", ""),
+            allow_always=fields.flag("allowAlways", True),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsentAnswer:
+    """The person's answer to a ConsentRequest (type 103, client → server)."""
+
+    type: ClassVar[MessageType] = MessageType.CONSENT_ANSWER
+    id: str
+    """The `id` of the ConsentRequest this answers."""
+    allow: bool
+    """True to run the call."""
+    scope: ConsentScope = "once"
+    """`once`: this call only; `thread`: every call of this tool in the thread (if allowed)."""
+    reason: str | None = None
+    """Why the person refused; shown to the model."""
+
+    def to_body(self) -> dict[str, Any]:
+        """Return the wire body."""
+        return without_none({"id": self.id, "allow": self.allow, "scope": self.scope, "reason": self.reason})
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any]) -> Self:
+        """Read a wire body."""
+        fields = Fields(body, "ConsentAnswer")
+        return cls(
+            id=fields.text("id", non_empty=True),
+            allow=fields.flag("allow"),
+            scope=cast(ConsentScope, fields.choice("scope", _SCOPES, "once")),
+            reason=fields.optional_text("reason"),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStatus:
+    """An agent run started or ended (type 104, server → client)."""
+
+    type: ClassVar[MessageType] = MessageType.RUN_STATUS
+    run_id: str
+    """The run's id."""
+    status: RunState
+    """`started`, `finished` (it ended with a reason) or `failed` (an error stopped it)."""
+    reason: str | None = None
+    """How a finished run ended: `RunResult.reason` (`answer`, `terminal_result`, `limit`, ...)."""
+    detail: str | None = None
+    """Which limit was reached, why the run was canceled or failed."""
+    output: str | None = None
+    """The final answer of a finished run."""
+
+    def to_body(self) -> dict[str, Any]:
+        """Return the wire body."""
+        return without_none(
+            {
+                "runId": self.run_id,
+                "status": self.status,
+                "reason": self.reason,
+                "detail": self.detail,
+                "output": self.output,
+            }
+        )
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any]) -> Self:
+        """Read a wire body."""
+        fields = Fields(body, "RunStatus")
+        return cls(
+            run_id=fields.text("runId", non_empty=True),
+            status=cast(RunState, fields.choice("status", _RUN_STATES)),
+            reason=fields.optional_text("reason"),
+            detail=fields.optional_text("detail"),
+            output=fields.optional_text("output"),
+        )

@@ -1,0 +1,252 @@
+"""ToolUseRequest (type 6) and ToolUseResult (type 7): one tool call on the wire.
+
+The server sends a ToolUseRequest for every tool call: `execution="client"` asks the client to run
+the tool and answer with a ToolUseResult; `"server"` requests and their results are sent for
+transparency only. A ToolUseResult's `id` is the request's id; `ToolUseResult.from_result()` and
+`.to_result()` convert to and from `ToolResult` through `ToolResult.to_wire()` / `from_wire()`,
+adding the fields the seed body lacks (`resultType`, `needsFollowup`, `terminal`, `message`) and
+the client's `content` and `augmentation`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Final, Literal, Self, cast
+
+from ..envelopes import ResultType, ToolResult, result_type_for_code
+from ..errors import EnvelopeError
+from .conversation import without_none
+from .errors import ErrorCode, ProtocolError
+from .wire import Fields, MessageType
+
+__all__ = ["DEFAULT_TIMEOUT_MS", "Execution", "ToolUseRequest", "ToolUseResult"]
+
+Execution = Literal["server", "client", "either"]
+"""Who runs the tool: the server, the client, or whichever can (coordinated so it runs once)."""
+_EXECUTIONS: Final = ("server", "client", "either")
+DEFAULT_TIMEOUT_MS: Final = 30_000
+"""The protocol's default deadline of a ToolUseRequest."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUseRequest:
+    """The server asks for one tool call (type 6, server → client)."""
+
+    type: ClassVar[MessageType] = MessageType.TOOL_USE_REQUEST
+    id: str
+    """The request id (≥ 128 random bits, made by the server); the result's `id` repeats it."""
+    tool_name: str
+    """The tool to run."""
+    parameters: dict[str, Any]
+    """The call's arguments (a dialect names them `arguments`; both are read)."""
+    execution: Execution
+    """`"client"`: run it and answer; `"server"`: shown for transparency, never answered."""
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    """The deadline; a client answers `timeout` when its tool runs longer."""
+    call_id: str | None = None
+    """The model's own id for the call (toolwire)."""
+    description: str | None = None
+    """The tool's description, to show the user what is about to happen (toolwire)."""
+    mode: str | None = None
+    """The call's `ToolMode` value, e.g. `"read"` (toolwire)."""
+
+    def to_body(self) -> dict[str, Any]:
+        """Return the wire body."""
+        return without_none(
+            {
+                "id": self.id,
+                "toolName": self.tool_name,
+                "parameters": self.parameters,
+                "execution": self.execution,
+                "timeoutMs": self.timeout_ms,
+                "callId": self.call_id,
+                "description": self.description,
+                "mode": self.mode,
+            }
+        )
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any]) -> Self:
+        """Read a wire body; `arguments` is accepted for `parameters`, an extra `messageId` ignored."""
+        fields = Fields(body, "ToolUseRequest")
+        key = "parameters" if fields.has("parameters") or not fields.has("arguments") else "arguments"
+        return cls(
+            id=fields.text("id", non_empty=True),
+            tool_name=fields.text("toolName", non_empty=True),
+            parameters=fields.mapping(key),
+            execution=cast(Execution, fields.choice("execution", _EXECUTIONS)),
+            timeout_ms=fields.integer("timeoutMs", DEFAULT_TIMEOUT_MS, low=1, high=2**31 - 1),
+            call_id=fields.optional_text("callId"),
+            description=fields.optional_text("description"),
+            mode=fields.optional_text("mode"),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUseResult:
+    """The outcome of one ToolUseRequest (type 7, both ways); seed 001's body plus toolwire's fields."""
+
+    type: ClassVar[MessageType] = MessageType.TOOL_USE_RESULT
+    id: str
+    """The id of the ToolUseRequest this answers (a dialect's `requestId` wins when present)."""
+    success: bool
+    """True when the tool ran and returned a value."""
+    result: dict[str, Any] | None = None
+    """The value on success; a value that is not a map travels as `{"value": ...}`."""
+    error_code: str | None = None
+    """On failure: `unknown_tool`, `invalid_parameters`, `execution_error`, `timeout`, ... or a tool's own."""
+    error_message: str | None = None
+    """On failure: what went wrong, for the model."""
+    result_type: int | None = None
+    """The `ResultType` (0–4), sent only when `errorCode` does not imply it."""
+    needs_followup: bool | None = None
+    """Sent only when it differs from the default (false on success, true on failure)."""
+    terminal: bool = False
+    """The run ends after this call's batch."""
+    message: str | None = None
+    """Text for the user."""
+    content: tuple[dict[str, Any], ...] = ()
+    """A client tool's items: `{"type": "text", "text"}`, `{"type": "json", "value"}`,
+    `{"type": "binary", "mimeType", "data": <bin>, "filename"}` (the `to_dict(binary="bytes")` shapes)."""
+    augmentation: dict[str, Any] | None = None
+    """Changes to the thread's client tools, in `Augmentation.to_dict()` shape."""
+
+    @classmethod
+    def from_result(
+        cls,
+        result: ToolResult,
+        request_id: str,
+        *,
+        content: Iterable[Mapping[str, Any]] = (),
+        augmentation: Mapping[str, Any] | None = None,
+    ) -> Self:
+        """Build the message for a `ToolResult` answering the request `request_id`."""
+        body = result.to_wire(request_id)
+        success = cast(bool, body["success"])
+        implied = ResultType.SUCCESS if success else result_type_for_code(body["errorCode"])
+        value = body.get("result")
+        return cls(
+            id=request_id,
+            success=success,
+            result=None if value is None else dict(value),
+            error_code=body.get("errorCode"),
+            error_message=body.get("errorMessage"),
+            result_type=None if result.type is implied else int(result.type),
+            needs_followup=None if result.needs_followup is not success else result.needs_followup,
+            terminal=result.terminal,
+            message=result.message,
+            content=tuple(dict(item) for item in content),
+            augmentation=None if augmentation is None else dict(augmentation),
+        )
+
+    def to_result(self, *, call_id: str | None = None, tool: str | None = None) -> ToolResult:
+        """Return the `ToolResult` this message carries, bound to the model's `call_id`.
+
+        Args:
+            call_id: The model's call id; defaults to the request id.
+            tool: The tool the request was for, recorded in a Denied payload.
+
+        `content` and `augmentation` are not part of a `ToolResult`; the client tools layer reads
+        them from this message.
+        """
+        seed = without_none(
+            {
+                "id": self.id,
+                "success": self.success,
+                "result": self.result,
+                "errorCode": self.error_code,
+                "errorMessage": self.error_message,
+            }
+        )
+        try:
+            outcome = ToolResult.from_wire(seed, call_id=call_id, tool=tool)
+        except EnvelopeError as exc:
+            raise ProtocolError(ErrorCode.INVALID_MESSAGE, str(exc)) from None
+        if self.result_type is not None and self.result_type != outcome.type:
+            outcome = self._retyped(outcome, ResultType(self.result_type), tool)
+        changes: dict[str, Any] = {}
+        if self.needs_followup is not None:
+            changes["needs_followup"] = self.needs_followup
+        if self.terminal:
+            changes["terminal"] = True
+        if self.message is not None:
+            changes["message"] = self.message
+        return replace(outcome, **changes) if changes else outcome
+
+    def _retyped(self, outcome: ToolResult, result_type: ResultType, tool: str | None) -> ToolResult:
+        # The code implied another type (a custom code for a denial, say): the explicit type wins.
+        text = self.error_message or ""
+        match result_type:
+            case ResultType.CANCELED:
+                return ToolResult.canceled(outcome.call_id, text)
+            case ResultType.TIMEOUT:
+                return ToolResult.timeout(outcome.call_id, None)
+            case ResultType.DENIED:
+                return ToolResult.denied(outcome.call_id, tool or "", text)
+            case _:
+                return ToolResult.error(outcome.call_id, text, code=self.error_code or "execution_error")
+
+    def to_body(self) -> dict[str, Any]:
+        """Return the wire body."""
+        body = without_none(
+            {
+                "id": self.id,
+                "success": self.success,
+                "result": self.result,
+                "errorCode": self.error_code,
+                "errorMessage": self.error_message,
+                "resultType": self.result_type,
+                "needsFollowup": self.needs_followup,
+            }
+        )
+        if self.terminal:
+            body["terminal"] = True
+        if self.message is not None:
+            body["message"] = self.message
+        if self.content:
+            body["content"] = list(self.content)
+        if self.augmentation is not None:
+            body["augmentation"] = self.augmentation
+        return body
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any]) -> Self:
+        """Read a wire body; `requestId` names the request when present (a dialect seen in the field)."""
+        fields = Fields(body, "ToolUseResult")
+        success = fields.flag("success")
+        result_type = fields.optional_integer("resultType", low=0, high=len(ResultType) - 1)
+        if result_type is not None and (result_type == ResultType.SUCCESS) is not success:
+            message = f"ToolUseResult.resultType {result_type} contradicts success={str(success).lower()}"
+            raise ProtocolError(ErrorCode.INVALID_MESSAGE, message)
+        content = fields.mappings("content")
+        for index, item in enumerate(content):
+            _check_item(Fields(item, f"ToolUseResult.content[{index}]"), item)
+        return cls(
+            id=fields.text("requestId" if fields.has("requestId") else "id", non_empty=True),
+            success=success,
+            result=fields.optional_mapping("result"),
+            error_code=fields.optional_text("errorCode"),
+            error_message=fields.optional_text("errorMessage"),
+            result_type=result_type,
+            needs_followup=fields.optional_flag("needsFollowup"),
+            terminal=fields.flag("terminal", False),
+            message=fields.optional_text("message"),
+            content=content,
+            augmentation=fields.optional_mapping("augmentation"),
+        )
+
+
+def _check_item(fields: Fields, item: Mapping[str, Any]) -> None:
+    match fields.choice("type", ("text", "json", "binary")):
+        case "text":
+            fields.text("text")
+        case "json":
+            if "value" not in item:
+                raise fields.refuse("value", "present (any value)", None)
+        case _:
+            fields.text("mimeType", non_empty=True)
+            data = fields.get("data")
+            if not isinstance(data, bytes):
+                raise fields.refuse("data", "binary (MessagePack bin)", data)
+            fields.optional_text("filename")

@@ -1,0 +1,328 @@
+"""`create_app`: the ASGI app of a toolwire server (Starlette), mountable in an existing app.
+
+```
+GET /healthz    200 while the process serves
+GET /readyz     200 once the store answers
+WS  /ws         the MessagePack protocol (docs/protocol.md); authenticate first:
+                `Authorization: Bearer <token>`, or `?token=` for browsers
+```
+
+One WebSocket connection serves one conversation. Before anything else the connection must present
+a valid token and, from a browser, an allowed `Origin`; otherwise the upgrade is refused (HTTP 403)
+and no state is created. The first frame is the client's Configuration: a new conversation, or one
+the same principal created (to resume it; what the client missed is replayed).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import anyio
+from anyio.abc import TaskGroup
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from ..errors import RegistrationError, UsageError
+from ..loop import Agent
+from ..messages import AssistantMessage as TranscriptAnswer
+from ..protocol import (
+    DEFAULT_LIMITS,
+    Configuration,
+    Connection,
+    ConsentAnswer,
+    ControlStop,
+    Envelope,
+    ErrorCode,
+    ErrorMessage,
+    Limits,
+    RegisterTools,
+    RegisterToolsResult,
+    Sequencing,
+    ToolUseResult,
+    UserMessage,
+)
+from ..store import Store
+from .auth import TokenAuth, redact
+from .conversation import ServerConversation
+
+if TYPE_CHECKING:
+    from ..client_tools.definitions import ClientToolResponse
+
+__all__ = ["ToolwireServer", "create_app"]
+
+_log = logging.getLogger("toolwire.server")
+
+HANDSHAKE_TIMEOUT = 10.0
+"""Seconds a connection may take to send its Configuration."""
+FEATURES = ("clientTools", "consent", "runStatus", "resume")
+
+
+def create_app(
+    agent: Agent,
+    *,
+    auth: TokenAuth,
+    store: Store | None = None,
+    allowed_origins: Sequence[str] = (),
+    limits: Limits = DEFAULT_LIMITS,
+) -> Starlette:
+    """Build the ASGI app serving `agent` over the WebSocket protocol.
+
+    Args:
+        agent: The agent that answers; its store keeps conversations (create it with
+            `store=SqliteStore.in_directory(...)` to survive restarts).
+        auth: Who may connect (`TokenAuth`).
+        store: The agent's store, if given at all (one store serves both).
+        allowed_origins: Browser origins allowed to connect (e.g. `http://127.0.0.1:8765`);
+            connections without an `Origin` header (not browsers) are not affected.
+        limits: What a frame may contain.
+
+    Raises:
+        UsageError: `store` is not the agent's store.
+    """
+    if store is not None and store is not agent.store:
+        raise UsageError("create the Agent with store=...: the server and the agent must share one store")
+    server = ToolwireServer(agent, auth=auth, allowed_origins=allowed_origins, limits=limits)
+    routes = [
+        Route("/healthz", server.health),
+        Route("/readyz", server.ready),
+        WebSocketRoute("/ws", server.websocket),
+    ]
+    app = Starlette(routes=routes)
+    app.state.toolwire = server
+    return app
+
+
+class ToolwireServer:
+    """The conversations a server process holds, and the WebSocket endpoint that serves them."""
+
+    def __init__(
+        self, agent: Agent, *, auth: TokenAuth, allowed_origins: Sequence[str] = (), limits: Limits = DEFAULT_LIMITS
+    ) -> None:
+        self.agent = agent
+        self.auth = auth
+        self.allowed_origins = frozenset(origin.rstrip("/") for origin in allowed_origins)
+        self.limits = limits
+        self.conversations: dict[str, ServerConversation] = {}
+        self._opening = anyio.Lock()
+
+    async def health(self, request: Request) -> JSONResponse:
+        """Liveness: the process serves requests."""
+        return JSONResponse({"status": "ok"})
+
+    async def ready(self, request: Request) -> JSONResponse:
+        """Readiness: the store answers."""
+        try:
+            await self.agent.store.thread_exists("readiness-probe")
+        except Exception as exc:
+            _log.warning("readiness check failed: %s", exc)
+            return JSONResponse({"status": "unavailable"}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    # -- the WebSocket endpoint ------------------------------------------------------------------
+
+    async def websocket(self, websocket: WebSocket) -> None:
+        """Serve one connection: authenticate, handshake, then frames until it closes."""
+        principal = self._authenticate(websocket)
+        if principal is None:
+            await websocket.close(code=1008)  # before accept: the upgrade is refused with HTTP 403
+            return
+        await websocket.accept()
+        connection = Connection("server", limits=self.limits)
+        conversation = await self._handshake(websocket, connection, principal)
+        if conversation is None:
+            return
+
+        async def write(frame: bytes) -> None:
+            await websocket.send_bytes(frame)
+
+        async with anyio.create_task_group() as runs:  # runs outlive the socket; wait for them
+            await conversation.attach(connection, write)
+            try:
+                if await self._unfinished(conversation.thread_id):
+                    conversation.start(runs, None)
+                await self._serve(websocket, connection, conversation, runs)
+            finally:
+                conversation.detach(write)
+
+    def _authenticate(self, websocket: WebSocket) -> str | None:
+        origin = websocket.headers.get("origin")
+        if origin is not None and origin.rstrip("/") not in self.allowed_origins:
+            _log.warning("refused a connection from origin %.200s", origin)
+            return None
+        principal = self.auth.authenticate(TokenAuth.token_from(websocket.headers, websocket.query_params))
+        if principal is None:
+            _log.warning("refused an unauthenticated connection to %s", redact(str(websocket.url)))
+        return principal
+
+    async def _handshake(
+        self, websocket: WebSocket, connection: Connection, principal: str
+    ) -> ServerConversation | None:
+        """Read the client's Configuration and bind its conversation; None when refused."""
+        data = None
+        with anyio.move_on_after(HANDSHAKE_TIMEOUT):
+            data = await _receive_bytes(websocket)
+        if data is None:  # gone, or silent for too long
+            await _close(websocket, 1008)
+            return None
+        received = connection.receive(data)
+        for reply in received.replies:
+            await websocket.send_bytes(reply)
+        hello = next((e.message for e in received.messages if isinstance(e.message, Configuration)), None)
+        if received.close or hello is None:
+            await _close(websocket, 1002)
+            return None
+        async with self._opening:  # one conversation object per thread, even for racing connections
+            requested = hello.conversation_id
+            if requested:
+                refusal = await self._check_owner(requested, principal)
+                if refusal is not None:
+                    await websocket.send_bytes(connection.refuse(*refusal))
+                    await _close(websocket, 1008)
+                    return None
+                conversation = await self._conversation(requested, principal)
+            else:
+                thread_id = "conv_" + secrets.token_hex(16)
+                await self.agent.store.create_thread(thread_id, principal=principal)
+                conversation = self.conversations[thread_id] = ServerConversation(
+                    self.agent, thread_id, principal, None
+                )
+            state = conversation.connection.state()
+            frames = connection.accept(conversation.thread_id, state=state, features=FEATURES)
+        for frame in frames:
+            await websocket.send_bytes(frame)
+        return conversation
+
+    async def _check_owner(self, thread_id: str, principal: str) -> tuple[int, str] | None:
+        store = self.agent.store
+        if not await store.thread_exists(thread_id):
+            return ErrorCode.CONVERSATION_NOT_FOUND, f"no conversation {thread_id!r}"
+        if await store.thread_principal(thread_id) != principal:
+            return ErrorCode.CONVERSATION_FORBIDDEN, "this conversation belongs to someone else"
+        return None
+
+    async def _conversation(self, thread_id: str, principal: str) -> ServerConversation:
+        if (conversation := self.conversations.get(thread_id)) is not None:
+            return conversation
+        saved = await self.agent.store.load_wire_state(thread_id)
+        state = Sequencing.from_dict(saved) if saved is not None else None
+        conversation = self.conversations[thread_id] = ServerConversation(self.agent, thread_id, principal, state)
+        return conversation
+
+    async def _unfinished(self, thread_id: str) -> bool:
+        """True when the thread's last run stopped before its answer (e.g. the process died)."""
+        messages = await self.agent.store.load_messages(thread_id)
+        return bool(messages) and not (isinstance(messages[-1], TranscriptAnswer) and not messages[-1].tool_calls)
+
+    async def _serve(
+        self, websocket: WebSocket, connection: Connection, conversation: ServerConversation, runs: TaskGroup
+    ) -> None:
+        while (data := await _receive_bytes(websocket)) is not None:
+            received = connection.receive(data)
+            for reply in received.replies:
+                await conversation.write_raw(reply)
+            for envelope in received.messages:
+                await self._act(envelope, conversation, runs)
+            await conversation.save()  # what was seen is persisted before it is acknowledged
+            await conversation.write_raw(connection.ack())
+            if received.close:
+                await _close(websocket, 1002)
+                return
+
+    async def _act(self, envelope: Envelope, conversation: ServerConversation, runs: TaskGroup) -> None:
+        match envelope.message:
+            case UserMessage(content=content):
+                if not conversation.start(runs, content):
+                    await self._error(conversation, envelope, "a run is in progress: wait for it, or send ControlStop")
+            case RegisterTools() as registration:
+                # In the background: it waits for the thread's run to end, and reading must go on.
+                runs.start_soon(self._register, conversation, registration)
+            case ToolUseResult() as result:
+                if not self.agent.clients.deliver(conversation.thread_id, _response(result)):
+                    await self._error(
+                        conversation,
+                        envelope,
+                        f"no open request {result.id!r} in this conversation",
+                        ErrorCode.RESULT_REFUSED,
+                    )
+            case ConsentAnswer() as answer:
+                if not conversation.consent_answered(answer):
+                    await self._error(conversation, envelope, f"no open consent request {answer.id!r}")
+            case ControlStop():
+                conversation.stop()
+            case ErrorMessage(code=code, message=message):
+                _log.info(
+                    "conversation %s: the client reported error %s: %.200s", conversation.thread_id, code, message
+                )
+            case other:
+                await self._error(conversation, envelope, f"a client does not send {type(other).__name__}")
+
+    async def _register(self, conversation: ServerConversation, registration: RegisterTools) -> None:
+        groups, expanded = list(registration.groups), registration.expanded_containers
+        try:
+            await conversation.register(groups, expanded, registration.reset_client_state)
+        except RegistrationError as exc:
+            await conversation.send(RegisterToolsResult(ok=False, error=str(exc), group=exc.group, tool=exc.tool))
+        else:
+            await conversation.send(RegisterToolsResult(ok=True))
+
+    async def _error(
+        self, conversation: ServerConversation, envelope: Envelope, message: str, code: int = ErrorCode.INVALID_MESSAGE
+    ) -> None:
+        error = ErrorMessage(
+            id="err_" + secrets.token_hex(8),
+            code=code,
+            message=message,
+            severity=1,
+            recoverable=True,
+            originating_id=envelope.stanza_id,
+        )
+        await conversation.send(error)
+
+
+def _response(result: ToolUseResult) -> ClientToolResponse:
+    """The client tools layer's view of a ToolUseResult."""
+    from ..client_tools.definitions import ClientToolResponse
+
+    data: dict[str, object] = {
+        "requestId": result.id,
+        "success": result.success,
+        "content": list(result.content),
+        "errorMessage": result.error_message,
+        "errorCode": result.error_code,
+    }
+    if result.success and not result.content and result.result is not None:
+        value = result.result.get("value", result.result) if set(result.result) == {"value"} else result.result
+        data["content"] = [{"type": "json", "value": value}]
+    if result.augmentation is not None:
+        data["augmentation"] = result.augmentation
+    return ClientToolResponse.from_dict(data)
+
+
+async def _close(websocket: WebSocket, code: int) -> None:
+    try:
+        await websocket.close(code=code)
+    except (RuntimeError, OSError):  # already closed by the peer
+        pass
+
+
+async def _receive_bytes(websocket: WebSocket) -> bytes | None:
+    """The next binary frame; None once the peer disconnected.
+
+    A text frame is passed on as bytes, so the protocol answers it like any other bad frame.
+    """
+    try:
+        message = await websocket.receive()
+    except WebSocketDisconnect:
+        return None
+    if message["type"] == "websocket.disconnect":
+        return None
+    data = message.get("bytes")
+    if data is None:
+        return str(message.get("text", "")).encode()
+    return data

@@ -1,0 +1,152 @@
+"""`toolwire serve`: run the server with uvicorn, the user's agent or the built-in example one.
+
+```
+toolwire serve                                  # the example agent, the local model, 127.0.0.1:8765
+toolwire serve --app myapp:make_agent --port 9000 --tokens tokens.txt --allow-origin https://app.example
+```
+
+`--app module:factory` names a function returning an `Agent`; if it has a `store` parameter it
+gets the server's store (the SQLite file in `--data-dir`), so conversations survive restarts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+import os
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..errors import UsageError
+from ..loop import Agent
+from ..models import import_extra
+from ..store import Store
+from .auth import TokenAuth, new_token, redact
+
+__all__ = ["ServeOptions", "load_agent", "serve"]
+
+KEEPALIVE_SECONDS = 5.0
+"""WebSocket ping interval and timeout: a dead client is noticed within 10 s (invoke timeout 30 s)."""
+MAX_FRAME_BYTES = 1024 * 1024
+SHUTDOWN_SECONDS = 3
+"""How long a stopping server waits for connections and runs before it cancels them."""
+
+INSTRUCTIONS = (
+    "You are a helpful assistant. Use the tools when they help: notes (list_notes, add_note, delete_note), "
+    "disk usage (local_disk_usage), exchange rates (lookup_exchange_rate), and any tools the user's "
+    "application provides. Answer briefly."
+)
+
+
+@dataclass(kw_only=True)
+class ServeOptions:
+    """What `toolwire serve` was asked for."""
+
+    app: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8765
+    data_dir: Path = Path(".toolwire")
+    model: str | None = None
+    token: str | None = None
+    tokens_file: Path | None = None
+    allowed_origins: list[str] = field(default_factory=list[str])
+
+
+def load_agent(spec: str | None, store: Store, model: str | None) -> Agent:
+    """The agent to serve: `module:factory`'s, or the built-in example agent.
+
+    Raises:
+        UsageError: The factory cannot be found or does not return an `Agent`; or no model is
+            configured for the example agent (the message lists the ways to choose one).
+    """
+    if spec is None:
+        from ..examples import example_toolbox
+        from ..models.select import model_from_spec
+        from ..policy import PermissionPolicy
+
+        return Agent(
+            model_from_spec(model),
+            tools=example_toolbox(),
+            instructions=INSTRUCTIONS,
+            store=store,
+            policy=PermissionPolicy(store=store),
+        )
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise UsageError(f"--app takes module:factory, e.g. myapp:make_agent (got {spec!r})")
+    sys.path.insert(0, os.getcwd())
+    try:
+        factory: Callable[..., Any] = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"cannot load --app {spec}: {exc}") from None
+    takes_store = "store" in inspect.signature(factory).parameters
+    agent = factory(store=store) if takes_store else factory()
+    if not isinstance(agent, Agent):
+        raise UsageError(f"--app {spec} returned {type(agent).__name__}, not an Agent")
+    return agent
+
+
+def _auth(options: ServeOptions, out: TextIO) -> TokenAuth:
+    if options.tokens_file is not None:
+        return TokenAuth.from_file(options.tokens_file)
+    token = options.token or os.environ.get("TOOLWIRE_TOKEN")
+    if token is None:
+        token = new_token()
+        print(f"token: {token}", file=out)
+    return TokenAuth.single(token)
+
+
+class _Redact(logging.Filter):
+    """Hide `?token=` values in uvicorn's access and connection logs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact(arg) if isinstance(arg, str) else arg for arg in record.args)
+        record.msg = redact(str(record.msg))
+        return True
+
+
+def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
+    """Run the server until interrupted; returns the exit status.
+
+    Raises:
+        UsageError: A bad option, a missing extra, no model; the message says what to do.
+    """
+    uvicorn = import_extra("uvicorn", "server")
+    from ..store.sqlite import SqliteStore
+    from .app import create_app
+
+    store = SqliteStore.in_directory(options.data_dir)
+    agent = load_agent(options.app, store, options.model)
+    if agent.store is not store:
+        raise UsageError(f"--app {options.app}: create the Agent with the store it is given (a 'store' parameter)")
+    app = create_app(agent, auth=_auth(options, out), allowed_origins=options.allowed_origins)
+    for name in ("uvicorn.access", "uvicorn.error"):
+        logging.getLogger(name).addFilter(_Redact())
+    listener = socket.create_server((options.host, options.port))
+    host, port = listener.getsockname()[:2]
+    config = uvicorn.Config(
+        app,
+        ws_max_size=MAX_FRAME_BYTES,
+        ws_ping_interval=KEEPALIVE_SECONDS,
+        ws_ping_timeout=KEEPALIVE_SECONDS,
+        ws_per_message_deflate=False,
+        lifespan="off",
+        log_level="info",
+        # Runs waiting for a client end here; their calls stay in the ledger and resume later.
+        timeout_graceful_shutdown=SHUTDOWN_SECONDS,
+    )
+    print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {store.path})", file=out)
+    out.flush()
+    try:
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        import anyio
+
+        anyio.run(store.aclose)
+    return 0

@@ -1,0 +1,343 @@
+"""The connection state machine: handshake, stanza ids, duplicates, acknowledgements, resume."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from protocol_support import CONVERSATION, counter, envelopes, errors_in, open_pair, pack
+
+from toolwire.errors import UsageError
+from toolwire.protocol import (
+    Acknowledgement,
+    AssistantMessage,
+    Configuration,
+    Connection,
+    ControlStop,
+    Envelope,
+    ErrorCode,
+    ErrorMessage,
+    Limits,
+    MessageType,
+    ProtocolError,
+    Sequencing,
+    UserMessage,
+    decode,
+    encode,
+)
+
+
+def _user(n: int) -> UserMessage:
+    return UserMessage(id=f"m{n}", content=f"message {n}")
+
+
+def _answer(n: int) -> AssistantMessage:
+    return AssistantMessage(id=f"a{n}", content=f"answer {n}")
+
+
+def _codes(received: object) -> list[int]:
+    from toolwire.protocol import Received
+
+    assert isinstance(received, Received)
+    return [envelope.message.code for envelope in errors_in(received) if isinstance(envelope.message, ErrorMessage)]
+
+
+# -- stanza ids -----------------------------------------------------------------------------------
+
+
+def test_client_stanzas_count_up_and_server_stanzas_count_down():
+    client, server = open_pair()
+    assert [decode(client.send(_user(n))).stanza_id for n in range(3)] == [1, 2, 3]
+    assert [decode(server.send(_answer(n))).stanza_id for n in range(3)] == [-1, -2, -3]
+
+
+def test_handshake_and_acknowledgement_frames_are_not_numbered():
+    client, server = open_pair()
+    server.receive(client.send(_user(1)))
+    ack = server.ack()
+    assert ack is not None and decode(ack) == Envelope(0, CONVERSATION, Acknowledgement(acknowledged_stanza_id=1))
+    assert decode(client.send(_user(2))).stanza_id == 2
+
+
+def test_received_messages_are_delivered_in_order():
+    client, server = open_pair()
+    delivered = [server.receive(client.send(_user(n))).messages for n in range(3)]
+    assert [[envelope.message for envelope in batch] for batch in delivered] == [[_user(n)] for n in range(3)]
+
+
+# -- handshake ------------------------------------------------------------------------------------
+
+
+def test_a_message_before_configuration_is_refused_with_103_and_closes():
+    server = Connection("server", new_id=counter())
+    received = server.receive(encode(Envelope(1, "", _user(1))))
+    assert received.messages == () and received.close and server.closed
+    [error] = errors_in(received)
+    assert error.message == ErrorMessage(
+        id="err_1", code=103, message="the first message must be a Configuration", severity=3, recoverable=False
+    )
+    assert server.receive(Connection("client").hello()) == type(received)()  # closed: ignored
+
+
+def test_garbage_before_the_handshake_closes_with_its_own_code():
+    received = Connection("server").receive(b"\xc1")
+    assert _codes(received) == [ErrorCode.MALFORMED_FRAME] and received.close
+
+
+def test_the_server_surfaces_the_configuration_and_the_io_layer_accepts():
+    client, server = Connection("client"), Connection("server")
+    [hello] = server.receive(client.hello(client_version="cli/1", features=("consent",))).messages
+    assert hello.message == Configuration(client_version="cli/1", features=("consent",))
+    assert not server.is_open
+    [answer] = server.accept("thr_new", features=("runStatus",))
+    assert decode(answer) == Envelope(0, "thr_new", Configuration(conversation_id="thr_new", features=("runStatus",)))
+    assert client.receive(answer).messages[0].message == decode(answer).message
+    assert client.conversation_id == server.conversation_id == "thr_new"
+
+
+def test_a_frame_between_configuration_and_accept_is_refused_with_103():
+    client, server = Connection("client"), Connection("server")
+    server.receive(client.hello())
+    received = server.receive(encode(Envelope(1, "", _user(1))))
+    assert _codes(received) == [ErrorCode.HANDSHAKE_REQUIRED] and received.close
+
+
+def test_refuse_answers_a_configuration_with_a_final_error():
+    client, server = Connection("client"), Connection("server", new_id=counter())
+    server.receive(client.hello("thr_gone"))
+    frame = server.refuse(ErrorCode.CONVERSATION_NOT_FOUND, "no conversation thr_gone")
+    assert server.closed
+    received = client.receive(frame)
+    [error] = received.messages
+    assert isinstance(error.message, ErrorMessage) and error.message.code == 201 and received.close
+
+
+def test_switching_conversation_on_a_live_connection_is_refused_with_107():
+    client, server = open_pair()
+    received = server.receive(Connection("client").hello("thr_other"))
+    assert _codes(received) == [ErrorCode.CONVERSATION_SWITCH_REFUSED] and not received.close
+    assert server.receive(client.send(_user(1))).messages[0].message == _user(1)
+
+
+def test_a_client_refuses_a_server_that_binds_another_conversation():
+    client, server = Connection("client"), Connection("server")
+    server.receive(client.hello("thr_a"))
+    received = client.receive(server.accept("thr_b")[0])
+    assert _codes(received) == [ErrorCode.CONVERSATION_SWITCH_REFUSED] and received.close
+
+
+def test_handshake_methods_belong_to_their_role():
+    with pytest.raises(UsageError):
+        Connection("server").hello()
+    with pytest.raises(UsageError):
+        Connection("client").accept("c")
+    with pytest.raises(UsageError):
+        Connection("server").accept("c")  # no Configuration received
+
+
+# -- duplicates, refusals -------------------------------------------------------------------------
+
+
+def test_a_duplicate_stanza_is_dropped_silently():
+    client, server = open_pair()
+    frame = client.send(_user(1))
+    assert len(server.receive(frame).messages) == 1
+    assert server.receive(frame) == type(server.receive(frame))()
+    assert server.receive(client.send(_user(2))).messages[0].stanza_id == 2
+
+
+def test_unknown_type_is_skipped_with_a_recoverable_102_and_counts_as_seen():
+    client, server = open_pair()
+    unknown = pack({"stanzaId": 1, "conversationId": CONVERSATION, "type": 4242, "body": {}})
+    received = server.receive(unknown)
+    assert received.messages == () and _codes(received) == [ErrorCode.UNKNOWN_TYPE] and not received.close
+    assert server.receive(unknown).replies == ()  # seen: a replay of it is a duplicate
+    assert server.ack() == encode(Envelope(0, CONVERSATION, Acknowledgement(acknowledged_stanza_id=1)))
+
+
+def test_a_stanza_with_the_peers_sign_is_refused_with_105():
+    client, server = open_pair()
+    received = server.receive(encode(Envelope(-1, CONVERSATION, _user(1))))
+    assert _codes(received) == [ErrorCode.INVALID_MESSAGE]
+    assert server.receive(client.send(_user(1))).messages[0].stanza_id == 1
+
+
+def test_a_peers_final_error_closes_the_connection():
+    client, server = open_pair()
+    received = client.receive(server.send(ErrorMessage(id="e", code=501, message="down", recoverable=False)))
+    assert received.close and client.closed and received.messages[0].type is MessageType.ERROR
+
+
+def test_unnumbered_messages_of_a_dialect_peer_are_always_delivered():
+    _, server = open_pair()
+    frame = pack({"conversationId": CONVERSATION, "type": 10, "body": {}})
+    assert [len(server.receive(frame).messages) for _ in range(2)] == [1, 1]
+
+
+# -- acknowledgements -----------------------------------------------------------------------------
+
+
+def test_a_cumulative_acknowledgement_clears_the_outbox_up_to_it():
+    client, server = open_pair()
+    frames = [server.send(_answer(n)) for n in range(4)]
+    for frame in frames[:2]:
+        client.receive(frame)
+    ack = client.ack()
+    assert ack is not None and decode(ack).message == Acknowledgement(acknowledged_stanza_id=-2)
+    assert server.receive(ack) == type(server.receive(ack))()
+    state = server.state()
+    assert state is not None and state.outbox == ((3, frames[2]), (4, frames[3]))
+
+
+def test_ack_returns_none_when_nothing_new_was_seen():
+    client, server = open_pair()
+    assert client.ack() is None
+    client.receive(server.send(_answer(1)))
+    assert client.ack() is not None and client.ack() is None
+
+
+def test_an_acknowledgement_of_a_stanza_never_sent_is_refused_with_105():
+    client, server = open_pair()
+    received = server.receive(encode(Envelope(0, CONVERSATION, Acknowledgement(acknowledged_stanza_id=-5))))
+    assert _codes(received) == [ErrorCode.INVALID_MESSAGE] and not received.close
+
+
+def test_receive_acknowledges_by_itself_what_earlier_calls_delivered():
+    client, server = open_pair(ack_every=3)
+    replies = [server.receive(client.send(_user(n))).replies for n in range(5)]
+    # The 4th receive acknowledges the 3 stanzas the I/O layer acted on; the 4th is not done yet.
+    assert [len(batch) for batch in replies] == [0, 0, 0, 1, 0]
+    assert decode(replies[3][0]).message == Acknowledgement(acknowledged_stanza_id=3)
+
+
+# -- resume ---------------------------------------------------------------------------------------
+
+
+def test_accept_replays_what_the_client_missed_with_the_original_ids():
+    client, server = open_pair()
+    frames = [server.send(_answer(n)) for n in range(4)]
+    client.receive(frames[0])
+    client.receive(frames[1])  # the connection drops: -3 and -4 never arrive, nothing was acked
+    saved_client, saved_server = client.state(), server.state()
+    assert saved_client is not None and saved_server is not None
+
+    client = Connection.resume(saved_client)
+    server = Connection("server")
+    [hello] = server.receive(client.hello()).messages
+    assert hello.message == Configuration(conversation_id=CONVERSATION, last_sequence_seen=2)
+    answer, *replay = server.accept(CONVERSATION, state=saved_server)
+    assert replay == frames[2:]
+    client.receive(answer)
+    assert [envelope.message for frame in replay for envelope in client.receive(frame).messages] == [
+        _answer(2),
+        _answer(3),
+    ]
+    assert server.state() == Sequencing(
+        role="server", conversation_id=CONVERSATION, next_stanza=5, last_seen=0, outbox=((3, frames[2]), (4, frames[3]))
+    )
+
+
+def test_the_client_replays_what_the_server_missed():
+    client, server = open_pair()
+    server.receive(client.send(_user(1)))
+    lost = client.send(_user(2))  # never arrives
+    saved_client, saved_server = client.state(), server.state()
+    assert saved_client is not None and saved_server is not None
+    client, server = Connection.resume(saved_client), Connection("server")
+    server.receive(client.hello())
+    [answer] = server.accept(CONVERSATION, state=saved_server)
+    assert decode(answer).message == Configuration(conversation_id=CONVERSATION, last_sequence_seen=1)
+    received = client.receive(answer)
+    assert received.replies == (lost,)
+    assert [envelope.message for envelope in server.receive(lost).messages] == [_user(2)]
+
+
+def test_state_survives_json_and_a_restart_and_numbering_continues():
+    client, server = open_pair()
+    first = client.send(_user(1))
+    server.receive(first)
+    server.send(_answer(1))
+    saved = server.state()
+    assert saved is not None
+    restored = Sequencing.from_dict(json.loads(json.dumps(saved.to_dict())))
+    assert restored == saved
+    detached = Connection.resume(restored)
+    assert detached.send(_answer(2)) == b""  # no client connected: kept for the replay
+    server = Connection("server")
+    server.receive(Connection.resume(client.state() or restored).hello())
+    _, *replay = server.accept(CONVERSATION, state=detached.state())
+    assert [decode(frame).stanza_id for frame in replay] == [-1, -2]
+    assert decode(server.send(_answer(3))).stanza_id == -3
+    assert server.receive(first).messages == ()  # seen before the restart: a duplicate
+
+
+def test_a_resumed_client_queues_sends_until_the_handshake():
+    client, server = open_pair()
+    state = client.state()
+    assert state is not None
+    client, server2 = Connection.resume(state), Connection("server")
+    assert client.send(_user(1)) == b""
+    server2.receive(client.hello())
+    [answer] = server2.accept(CONVERSATION, state=server.state())
+    [queued] = client.receive(answer).replies
+    assert decode(queued) == Envelope(1, CONVERSATION, _user(1))
+
+
+def test_a_peer_that_saw_more_than_this_end_remembers_moves_numbering_past_it():
+    client = Connection("client")
+    server = Connection("server")
+    server.receive(client.hello(CONVERSATION))
+    for frame in server.accept(
+        CONVERSATION, state=Sequencing(role="server", conversation_id=CONVERSATION, last_seen=7)
+    ):
+        client.receive(frame)
+    assert decode(client.send(_user(1))).stanza_id == 8
+
+
+def test_a_new_client_without_state_asking_to_resume_gets_everything_replayed():
+    client, server = open_pair()
+    sent = [server.send(_answer(n)) for n in range(2)]
+    fresh, server2 = Connection("client"), Connection("server")
+    server2.receive(fresh.hello(CONVERSATION))
+    _, *replay = server2.accept(CONVERSATION, state=server.state())
+    assert replay == sent
+
+
+# -- sending --------------------------------------------------------------------------------------
+
+
+def test_send_needs_a_conversation_and_refuses_connection_frames():
+    with pytest.raises(UsageError):
+        Connection("client").send(_user(1))
+    client, _ = open_pair()
+    with pytest.raises(UsageError):
+        client.send(Acknowledgement(acknowledged_stanza_id=1))
+    with pytest.raises(UsageError):
+        client.send(Configuration())
+
+
+def test_a_frame_over_the_limit_is_not_sent_and_uses_no_stanza_id():
+    client, _ = open_pair(limits=Limits(max_frame_bytes=200))
+    with pytest.raises(ProtocolError) as refused:
+        client.send(UserMessage(id="m", content="x" * 300))
+    assert refused.value.code == ErrorCode.FRAME_TOO_LARGE
+    assert decode(client.send(ControlStop())).stanza_id == 1
+
+
+def test_the_outbox_keeps_the_newest_frames_up_to_its_bound():
+    client, _ = open_pair(max_outbox=2)
+    for n in range(3):
+        client.send(_user(n))
+    state = client.state()
+    assert state is not None and [stanza for stanza, _ in state.outbox] == [2, 3]
+
+
+def test_a_state_of_the_other_role_is_refused():
+    with pytest.raises(UsageError):
+        Connection("client", state=Sequencing(role="server", conversation_id="c"))
+
+
+def test_the_error_replies_are_unnumbered_and_name_the_conversation():
+    _, server = open_pair()
+    [reply] = envelopes(server.receive(b"\xc1").replies)
+    assert (reply.stanza_id, reply.conversation_id, reply.type) == (0, CONVERSATION, MessageType.ERROR)

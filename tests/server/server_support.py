@@ -1,0 +1,172 @@
+"""A real `toolwire serve` subprocess on loopback, and a bare protocol peer to talk to it."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from websockets.asyncio.client import ClientConnection, connect
+
+from toolwire.protocol import Configuration, Connection, Envelope, Message, MessageType
+
+TOKEN = "test-token-0123456789abcdef"
+OTHER_TOKEN = "other-token-0123456789abcdef"
+
+# The agent the server subprocess serves: a function model that follows the transcript, so a
+# restarted process continues where the last one stopped.
+APP_SOURCE = textwrap.dedent(
+    '''
+    from toolwire import Agent, ToolCall, tool
+    from toolwire.client_tools import ClientToolsConfig, RetryWithBackoff
+    from toolwire.messages import ToolResultMessage
+    from toolwire.testing import FunctionModel
+
+    @tool
+    async def get_weather(city: str) -> dict:
+        """The weather in a city."""
+        return {"city": city, "celsius": 21}
+
+    PLAN = [
+        ToolCall(id="c_expand", name="IDE", arguments={}),
+        ToolCall(id="c_weather", name="get_weather", arguments={"city": "Paris"}),
+        ToolCall(id="c_open", name="OpenFile", arguments={"path": "config.toml"}),
+    ]
+
+    def script(request):
+        done = [m for m in request.messages if isinstance(m, ToolResultMessage)]
+        if len(done) < len(PLAN):
+            return [PLAN[len(done)]]
+        return "Done: " + str(done[-1].result.data)
+
+    def make_agent(store):
+        config = ClientToolsConfig(invoke_timeout=20, disconnection=RetryWithBackoff(max_retries=10))
+        return Agent(FunctionModel(script), tools=[get_weather], store=store, client_tools=config)
+    '''
+)
+
+IDE_GROUP: dict[str, Any] = {
+    "name": "IDE",
+    "description": "Editor tools",
+    "tools": [
+        {
+            "name": "OpenFile",
+            "description": "Open a file in the editor",
+            "parametersSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+        }
+    ],
+}
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    url: str
+    data_dir: Path
+
+    def kill(self) -> None:
+        """kill -9: no cleanup of any kind."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+
+@contextmanager
+def serve(tmp_path: Path, *extra: str, data_dir: Path | None = None) -> Iterator[Server]:
+    """Start `toolwire serve --app agentapp:make_agent` on a free loopback port; stop it after."""
+    (tmp_path / "agentapp.py").write_text(APP_SOURCE)
+    data = data_dir or tmp_path / "data"
+    command = [sys.executable, "-m", "toolwire.cli", "serve", "--app", "agentapp:make_agent", "--port", "0"]
+    command += ["--data-dir", str(data), "--token", TOKEN, *extra]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    assert process.stdout is not None
+    lines: list[str] = []
+    for line in process.stdout:
+        lines.append(line)
+        if match := re.search(r"serving (ws://\S+)", line):
+            break
+    else:
+        process.wait(timeout=10)
+        raise AssertionError("the server did not start:\n" + "".join(lines))
+    server = Server(process, match.group(1), data)
+    try:
+        yield server
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+        process.stdout.close()
+
+
+class Peer:
+    """A bare protocol client: the sans-I/O `Connection` over a `websockets` connection."""
+
+    def __init__(self, socket: ClientConnection, connection: Connection) -> None:
+        self.socket = socket
+        self.connection = connection
+        self.seen: list[Envelope] = []
+
+    async def send(self, message: Message) -> None:
+        await self.socket.send(self.connection.send(message))
+
+    async def receive(self) -> Envelope:
+        """The next message (acknowledging as it goes)."""
+        while True:
+            data = await self.socket.recv()
+            assert isinstance(data, bytes)
+            received = self.connection.receive(data)
+            for reply in received.replies:
+                await self.socket.send(reply)
+            if received.messages:
+                if (ack := self.connection.ack()) is not None:
+                    await self.socket.send(ack)
+                self.seen.extend(received.messages)
+                return received.messages[0]
+
+    async def until(self, message_type: MessageType, **fields: Any) -> Envelope:
+        """Read until a message of `message_type` whose fields match."""
+        with anyio.fail_after(30):
+            while True:
+                envelope = await self.receive()
+                message = envelope.message
+                if message.type == message_type and all(getattr(message, k) == v for k, v in fields.items()):
+                    return envelope
+
+
+@asynccontextmanager
+async def peer(
+    url: str,
+    *,
+    token: str = TOKEN,
+    conversation: str | None = None,
+    connection: Connection | None = None,
+    **options: Any,
+) -> AsyncIterator[Peer]:
+    """Connect, authenticate with a bearer token and complete the handshake."""
+    connection = connection or Connection("client")
+    headers = {"Authorization": f"Bearer {token}"}
+    async with connect(url, additional_headers=headers, **options) as socket:
+        await socket.send(connection.hello(conversation))
+        client = Peer(socket, connection)
+        data = await socket.recv()
+        assert isinstance(data, bytes)
+        received = connection.receive(data)
+        assert any(isinstance(e.message, Configuration) for e in received.messages), received
+        for reply in received.replies:
+            await socket.send(reply)
+        yield client

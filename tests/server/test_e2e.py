@@ -1,0 +1,103 @@
+"""End to end over a real loopback WebSocket with a real `toolwire serve` subprocess."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from server_support import IDE_GROUP, OTHER_TOKEN, TOKEN, Server, peer, serve
+from websockets.exceptions import InvalidStatus
+from websockets.typing import Origin
+
+from toolwire.protocol import (
+    MessageType,
+    RegisterTools,
+    RunStatus,
+    ToolUseRequest,
+    ToolUseResult,
+    UserMessage,
+)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    with serve(tmp_path, "--allow-origin", "http://127.0.0.1:9999") as running:
+        yield running
+
+
+async def chat_until_client_request(client: object) -> ToolUseRequest:
+    from server_support import Peer
+
+    assert isinstance(client, Peer)
+    await client.send(RegisterTools(groups=(IDE_GROUP,)))
+    registered = await client.until(MessageType.REGISTER_TOOLS_RESULT)
+    assert registered.message.ok  # type: ignore[union-attr]
+    await client.send(UserMessage(id="u1", content="Open the config file"))
+    envelope = await client.until(MessageType.TOOL_USE_REQUEST, execution="client")
+    assert isinstance(envelope.message, ToolUseRequest)
+    return envelope.message
+
+
+async def test_a_client_registers_chats_and_executes_its_tool(server: Server) -> None:
+    async with peer(server.url) as client:
+        request = await chat_until_client_request(client)
+        expected = ("OpenFile", {"path": "config.toml"}, "c_open")
+        assert (request.tool_name, request.parameters, request.call_id) == expected
+        await client.send(ToolUseResult(id=request.id, success=True, result={"value": "opened config.toml"}))
+        finished = await client.until(MessageType.RUN_STATUS, status="finished")
+    assert isinstance(finished.message, RunStatus)
+    assert finished.message.output == "Done: opened config.toml"
+
+
+async def test_server_tool_calls_are_mirrored_and_not_for_the_client_to_run(server: Server) -> None:
+    async with peer(server.url) as client:
+        await chat_until_client_request(client)
+    requests = [e.message for e in client.seen if isinstance(e.message, ToolUseRequest)]
+    mirrored = [request for request in requests if request.execution == "server"]
+    results = [e.message for e in client.seen if isinstance(e.message, ToolUseResult)]
+    assert [request.tool_name for request in mirrored] == ["get_weather"]
+    assert [(result.id, result.result) for result in results] == [("c_weather", {"city": "Paris", "celsius": 21})]
+
+
+async def test_health_and_readiness(server: Server) -> None:
+    base = server.url.replace("ws://", "http://").removesuffix("/ws")
+    async with httpx.AsyncClient() as http:
+        health = await http.get(f"{base}/healthz")
+        ready = await http.get(f"{base}/readyz")
+    assert (health.status_code, ready.status_code) == (200, 200)
+
+
+# -- refusals -------------------------------------------------------------------------------------
+
+
+async def test_a_connection_without_a_token_is_refused_before_the_upgrade(server: Server) -> None:
+    with pytest.raises(InvalidStatus, match="403"):
+        async with peer(server.url, token=""):
+            pass
+
+
+async def test_a_wrong_token_is_refused(server: Server) -> None:
+    with pytest.raises(InvalidStatus, match="403"):
+        async with peer(server.url, token=OTHER_TOKEN):
+            pass
+
+
+async def test_a_disallowed_browser_origin_is_refused(server: Server) -> None:
+    with pytest.raises(InvalidStatus, match="403"):
+        async with peer(server.url, origin=Origin("http://evil.example")):
+            pass
+
+
+async def test_an_allowed_browser_origin_with_a_query_token_connects(server: Server) -> None:
+    allowed = Origin("http://127.0.0.1:9999")
+    async with peer(f"{server.url}?token={TOKEN}", token="", origin=allowed) as client:
+        assert client.connection.conversation_id
+
+
+async def test_a_result_for_an_unknown_request_is_refused_with_302(server: Server) -> None:
+    async with peer(server.url) as client:
+        await client.send(ToolUseResult(id="req_" + "0" * 32, success=True, result={"value": 1}))
+        refused = await client.until(MessageType.ERROR)
+    assert refused.message.code == 302  # type: ignore[union-attr]
