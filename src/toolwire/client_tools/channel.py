@@ -169,6 +169,7 @@ class ClientHub:
         self._channels: dict[str, ClientChannel] = {}
         self._attached: dict[str, anyio.Event] = {}
         self._pending: dict[str, _Pending] = {}
+        self._parked: dict[str, tuple[str, ClientToolResponse]] = {}
 
     def channel(self, thread_id: str) -> ClientChannel | None:
         """The client attached to the thread now, if any."""
@@ -215,6 +216,15 @@ class ClientHub:
         pending.changed.set()
         return True
 
+    def park(self, thread_id: str, response: ClientToolResponse) -> None:
+        """Keep a response whose request is not in flight yet, for when it is sent again.
+
+        A client replays its unacknowledged results when it reconnects, possibly before a
+        restarted server has re-sent the request; the server parks such a result when the ledger
+        shows the call still open with that request id, and the re-sent request takes it.
+        """
+        self._parked[response.request_id] = (thread_id, response)
+
     async def request(
         self,
         thread_id: str,
@@ -229,6 +239,9 @@ class ClientHub:
         `retry.max_retries` times. Cancel the caller (a deadline) to give up; a response arriving
         later is refused.
         """
+        parked = self._parked.pop(request.request_id, None)
+        if parked is not None and parked[0] == thread_id:
+            return parked[1]
         pending = self._pending[request.request_id] = _Pending(thread_id, request)
         try:
             attempt = 0

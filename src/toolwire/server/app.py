@@ -243,7 +243,11 @@ class ToolwireServer:
                 # In the background: it waits for the thread's run to end, and reading must go on.
                 runs.start_soon(self._register, conversation, registration)
             case ToolUseResult() as result:
-                if not self.agent.clients.deliver(conversation.thread_id, _response(result)):
+                response = _response(result)
+                if not self.agent.clients.deliver(conversation.thread_id, response):
+                    if await self._awaited(conversation.thread_id, result.id):
+                        self.agent.clients.park(conversation.thread_id, response)  # replayed after a restart
+                        return
                     await self._error(
                         conversation,
                         envelope,
@@ -261,6 +265,10 @@ class ToolwireServer:
                 )
             case other:
                 await self._error(conversation, envelope, f"a client does not send {type(other).__name__}")
+
+    async def _awaited(self, thread_id: str, request_id: str) -> bool:
+        """True when the ledger has an open client call with this request id (sent before a restart)."""
+        return any(entry.request_id == request_id for entry in await self.agent.store.open_calls(thread_id))
 
     async def _register(self, conversation: ServerConversation, registration: RegisterTools) -> None:
         groups, expanded = list(registration.groups), registration.expanded_containers

@@ -1,0 +1,81 @@
+"""Nothing is lost across `kill -9`: the server dies while a client tool call is dispatched."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from server_support import IDE_GROUP, Server, peer, serve
+
+from toolwire.messages import ToolResultMessage, message_from_dict
+from toolwire.protocol import (
+    Connection,
+    MessageType,
+    RegisterTools,
+    RunStatus,
+    ToolUseRequest,
+    ToolUseResult,
+    UserMessage,
+)
+from toolwire.testing import validate_transcript
+
+
+async def dispatch_then_kill(server: Server, connection: Connection) -> ToolUseRequest:
+    """Chat until the server asks the client to run OpenFile, then kill -9 the server."""
+    async with peer(server.url, connection=connection) as client:
+        await client.send(RegisterTools(groups=(IDE_GROUP,)))
+        await client.until(MessageType.REGISTER_TOOLS_RESULT)
+        await client.send(UserMessage(id="u1", content="Open the config file"))
+        request = (await client.until(MessageType.TOOL_USE_REQUEST, execution="client")).message
+        server.kill()
+    assert isinstance(request, ToolUseRequest)
+    return request
+
+
+def resumed(connection: Connection) -> Connection:
+    """The client's end for a new socket, continuing the numbering and keeping its outbox."""
+    state = connection.state()
+    assert state is not None
+    return Connection.resume(state)
+
+
+def stored_transcript(data_dir: Path, thread_id: str) -> list[object]:
+    with closing(sqlite3.connect(data_dir / "toolwire.sqlite3")) as db:
+        rows = db.execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)).fetchall()
+    return [message_from_dict(json.loads(body)) for (body,) in rows]
+
+
+async def test_after_a_restart_the_request_is_sent_again_and_the_run_completes(tmp_path: Path) -> None:
+    connection = Connection("client")
+    with serve(tmp_path) as first:
+        request = await dispatch_then_kill(first, connection)
+    connection = resumed(connection)
+    with serve(tmp_path, data_dir=first.data_dir) as second:
+        async with peer(second.url, connection=connection, conversation=connection.conversation_id) as client:
+            again = (await client.until(MessageType.TOOL_USE_REQUEST, execution="client")).message
+            assert isinstance(again, ToolUseRequest) and again.id == request.id  # the same request id
+            await client.send(ToolUseResult(id=again.id, success=True, result={"value": "opened config.toml"}))
+            finished = (await client.until(MessageType.RUN_STATUS, status="finished")).message
+    assert isinstance(finished, RunStatus) and finished.output == "Done: opened config.toml"
+    transcript = stored_transcript(second.data_dir, connection.conversation_id or "")
+    validate_transcript(transcript)  # type: ignore[arg-type]
+    assert [m.call_id for m in transcript if isinstance(m, ToolResultMessage)] == ["c_expand", "c_weather", "c_open"]
+
+
+async def test_a_result_the_client_kept_while_the_server_was_down_is_applied_once(tmp_path: Path) -> None:
+    connection = Connection("client")
+    with serve(tmp_path) as first:
+        request = await dispatch_then_kill(first, connection)
+    # The client ran the tool while the server was down: its result waits in its outbox.
+    connection = resumed(connection)
+    connection.send(ToolUseResult(id=request.id, success=True, result={"value": "opened while away"}))
+    with serve(tmp_path, data_dir=first.data_dir) as second:
+        async with peer(second.url, connection=connection, conversation=connection.conversation_id) as client:
+            finished = (await client.until(MessageType.RUN_STATUS, status="finished")).message
+    assert isinstance(finished, RunStatus) and finished.output == "Done: opened while away"
+    refused = [e for e in client.seen if e.message.type == MessageType.ERROR]
+    assert refused == []
+    transcript = stored_transcript(second.data_dir, connection.conversation_id or "")
+    assert len([m for m in transcript if isinstance(m, ToolResultMessage) and m.call_id == "c_open"]) == 1
