@@ -3,17 +3,24 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup local run chat test format lint typecheck pytest bench
+.PHONY: setup local run serve example chat test format lint typecheck pytest bench
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,server]'
 	touch $@
 
 setup: $(VENV)/.installed
 
-run: setup
+# The product: `toolwire serve` with its embedded defaults (the example agent, the local model,
+# 127.0.0.1:8765, conversations in ./.toolwire); the first run builds the local model's runtime.
+run: serve
+
+serve: local
+	$(BIN)/toolwire serve
+
+example: setup
 	$(PY) examples/quickstart.py
 
 # The local model: llama-cpp-python is built from source the first time (about ten minutes on two

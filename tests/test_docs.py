@@ -1,4 +1,4 @@
-"""The README's quick start and the example `make run` runs work as documented."""
+"""The README's quick start and the examples work as documented."""
 
 from __future__ import annotations
 
