@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,8 @@ from typing import Any
 import anyio
 from websockets.asyncio.client import ClientConnection, connect
 
+from toolwire.messages import Message as TranscriptMessage
+from toolwire.messages import message_from_dict
 from toolwire.protocol import Configuration, Connection, Envelope, Message, MessageType
 
 TOKEN = "test-token-0123456789abcdef"
@@ -170,3 +174,10 @@ async def peer(
         for reply in received.replies:
             await socket.send(reply)
         yield client
+
+
+def stored_transcript(data_dir: Path, thread_id: str) -> list[TranscriptMessage]:
+    """The transcript a server stored for a conversation, read from its SQLite file."""
+    with closing(sqlite3.connect(data_dir / "toolwire.sqlite3")) as db:
+        rows = db.execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)).fetchall()
+    return [message_from_dict(json.loads(body)) for (body,) in rows]

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 
-from server_support import IDE_GROUP, Server, peer, serve
+from server_support import IDE_GROUP, Server, peer, serve, stored_transcript
 
-from toolwire.messages import ToolResultMessage, message_from_dict
+from toolwire.messages import ToolResultMessage
 from toolwire.protocol import (
     Connection,
     MessageType,
@@ -41,12 +38,6 @@ def resumed(connection: Connection) -> Connection:
     return Connection.resume(state)
 
 
-def stored_transcript(data_dir: Path, thread_id: str) -> list[object]:
-    with closing(sqlite3.connect(data_dir / "toolwire.sqlite3")) as db:
-        rows = db.execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)).fetchall()
-    return [message_from_dict(json.loads(body)) for (body,) in rows]
-
-
 async def test_after_a_restart_the_request_is_sent_again_and_the_run_completes(tmp_path: Path) -> None:
     connection = Connection("client")
     with serve(tmp_path) as first:
@@ -60,7 +51,7 @@ async def test_after_a_restart_the_request_is_sent_again_and_the_run_completes(t
             finished = (await client.until(MessageType.RUN_STATUS, status="finished")).message
     assert isinstance(finished, RunStatus) and finished.output == "Done: opened config.toml"
     transcript = stored_transcript(second.data_dir, connection.conversation_id or "")
-    validate_transcript(transcript)  # type: ignore[arg-type]
+    validate_transcript(transcript)
     assert [m.call_id for m in transcript if isinstance(m, ToolResultMessage)] == ["c_expand", "c_weather", "c_open"]
 
 

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
-from server_support import IDE_GROUP, OTHER_TOKEN, TOKEN, Server, peer, serve
+from server_support import IDE_GROUP, OTHER_TOKEN, TOKEN, Server, peer, serve, stored_transcript
 from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
 
+from toolwire.envelopes import ResultType
 from toolwire.protocol import (
+    ControlStop,
     MessageType,
     RegisterTools,
     RunStatus,
@@ -19,6 +23,7 @@ from toolwire.protocol import (
     ToolUseResult,
     UserMessage,
 )
+from toolwire.testing import validate_transcript
 
 
 @pytest.fixture
@@ -101,3 +106,28 @@ async def test_a_result_for_an_unknown_request_is_refused_with_302(server: Serve
         await client.send(ToolUseResult(id="req_" + "0" * 32, success=True, result={"value": 1}))
         refused = await client.until(MessageType.ERROR)
     assert refused.message.code == 302  # type: ignore[union-attr]
+
+
+async def test_control_stop_cancels_the_run_and_leaves_a_valid_transcript(server: Server) -> None:
+    async with peer(server.url) as client:
+        await chat_until_client_request(client)
+        await client.send(ControlStop())
+        finished = (await client.until(MessageType.RUN_STATUS, status="finished")).message
+    assert isinstance(finished, RunStatus) and finished.reason == "canceled"
+    transcript = stored_transcript(server.data_dir, client.connection.conversation_id or "")
+    validate_transcript(transcript)
+    assert transcript[-1].result.type is ResultType.CANCELED  # type: ignore[union-attr]
+
+
+def test_tokens_never_reach_the_log(tmp_path: Path) -> None:
+    async def connect_with_query_token(url: str) -> None:
+        allowed = Origin("http://127.0.0.1:9999")
+        async with peer(f"{url}?token={TOKEN}", token="", origin=allowed):
+            pass
+
+    with serve(tmp_path, "--allow-origin", "http://127.0.0.1:9999") as running:
+        anyio.run(connect_with_query_token, running.url)
+        running.process.send_signal(signal.SIGINT)
+        output, _ = running.process.communicate(timeout=15)
+    assert "token=[redacted]" in output
+    assert TOKEN not in output
