@@ -149,6 +149,7 @@ class ToolwireServer:
                 await self._serve(websocket, connection, conversation, runs)
             finally:
                 conversation.detach(write)
+        self._release(conversation)
 
     def _authenticate(self, websocket: WebSocket) -> str | None:
         origin = websocket.headers.get("origin")
@@ -198,6 +199,11 @@ class ToolwireServer:
             await websocket.send_bytes(frame)
         return conversation
 
+    def _release(self, conversation: ServerConversation) -> None:
+        """Forget a conversation nobody uses (its state is in the store); a reconnect reloads it."""
+        if not conversation.connected and not conversation.busy:
+            self.conversations.pop(conversation.thread_id, None)
+
     async def _check_owner(self, thread_id: str, principal: str) -> tuple[int, str] | None:
         store = self.agent.store
         if not await store.thread_exists(thread_id):
@@ -241,7 +247,11 @@ class ToolwireServer:
                     await self._error(conversation, envelope, "a run is in progress: wait for it, or send ControlStop")
             case RegisterTools() as registration:
                 # In the background: it waits for the thread's run to end, and reading must go on.
-                runs.start_soon(self._register, conversation, registration)
+                if conversation.registering:
+                    await self._error(conversation, envelope, "a registration is in progress: wait for its result")
+                else:
+                    conversation.registering = True
+                    runs.start_soon(self._register, conversation, registration)
             case ToolUseResult() as result:
                 response = _response(result)
                 if not self.agent.clients.deliver(conversation.thread_id, response):
@@ -275,8 +285,10 @@ class ToolwireServer:
         try:
             await conversation.register(groups, expanded, registration.reset_client_state)
         except RegistrationError as exc:
+            conversation.registering = False
             await conversation.send(RegisterToolsResult(ok=False, error=str(exc), group=exc.group, tool=exc.tool))
         else:
+            conversation.registering = False
             await conversation.send(RegisterToolsResult(ok=True))
 
     async def _error(

@@ -70,10 +70,17 @@ class ServerConversation:
         self._unwritten: list[bytes] = []
         self._run: Cancellation | None = None
         self._consents: dict[str, tuple[anyio.Event, list[ConsentAnswer]]] = {}
+        self.registering = False
+        """A RegisterTools is being applied (one at a time per conversation)."""
         self.channel = _Channel(self)
         """What the agent's `ClientHub` sends this conversation's client tool calls and consents to."""
 
     # -- the socket ----------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        """True while a client is connected."""
+        return self._writer is not None
 
     @property
     def busy(self) -> bool:
