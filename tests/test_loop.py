@@ -421,3 +421,28 @@ async def test_stream_text_deltas_come_before_the_end():
     events = [event async for event in Agent(ScriptedModel(["Hi"])).stream("go")]
     assert isinstance(events[0], ModelRequestStarted)
     assert events[1] == TextDelta("Hi")
+
+
+async def test_consent_for_a_server_tool_goes_to_the_threads_client() -> None:
+    from toolwire.client_tools.definitions import ClientToolRequest
+
+    class Person:
+        def __init__(self) -> None:
+            self.asked: list[ConsentRequest] = []
+
+        async def send(self, request: ClientToolRequest) -> None:
+            raise AssertionError("no client tool is called")
+
+        async def consent(self, request: ConsentRequest) -> bool:
+            self.asked.append(request)
+            return True
+
+    @tool(mode="local")
+    async def local_clean() -> str:
+        return "cleaned"
+
+    person = Person()
+    model = ScriptedModel([[call("local_clean", "c1")], "done"])
+    result = await run(Agent(model, tools=[local_clean]), client=person)
+    assert [request.tool for request in person.asked] == ["local_clean"]
+    assert result.transcript[2].result.data == "cleaned"  # type: ignore[union-attr]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from anyio import CancelScope
 
-from .client_tools.channel import ClientChannel, ClientHub, ClientToolsConfig, ConsentChannel, new_request_id
+from .client_tools.channel import ClientChannel, ClientHub, ClientToolsConfig, new_request_id
 from .envelopes import ResultType, ToolCall, ToolResult, is_terminal_result
 from .errors import ClientDisconnected, ProviderError, UsageError
 from .events import EndReason as EndReason
@@ -42,7 +42,7 @@ from .history import TrimHistory as TrimHistory
 from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
 from .models import Model, ModelRequest, ModelResponse, TextDelta, ToolChoice
 from .pipeline import Filter, Pipeline, ToolCallFinished, ToolCallStarted
-from .policy import PermissionPolicy
+from .policy import ConsentHandler, PermissionPolicy
 from .store import LedgerEntry, Store
 from .store.memory import MemoryStore
 from .tools import Cancellation, Tool, Toolbox
@@ -434,7 +434,10 @@ class Agent:
         if session is not None:
             session.request_ids.update((entry.call.id, entry.request_id) for entry in entries if entry.request_id)
         if session is None:
-            batch = await self.pipeline.invoke_batch(
+            pipeline = self.pipeline
+            if thread_id in self.clients.consenting:  # the thread's client answers consent prompts
+                pipeline = pipeline.with_tools(self.toolbox, consent=self._client_consent(thread_id))
+            batch = await pipeline.invoke_batch(
                 runnable, thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=emit
             )
             results = _Results(batch.results, terminate=batch.terminate)
@@ -476,15 +479,17 @@ class Agent:
                 emit(ToolCallStarted(call, None, None, request_index, index))
                 emit(ToolCallFinished(call, result, 0.0, request_index, index))
         rest = [call for call, result in zip(calls, answered, strict=True) if result is None]
-        consent = None
-        if isinstance(self.clients.channel(thread_id), ConsentChannel):
-            consent = self.clients.consent_handler(thread_id, self.policy.consent)
+        consent = self._client_consent(thread_id) if thread_id in self.clients.consenting else None
         pipeline = self.pipeline.with_tools(session.toolbox, consent=consent)
         batch = await pipeline.invoke_batch(
             rest, thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=emit
         )
         ran = iter(batch.results)
         return _Results([result if result is not None else next(ran) for result in answered], terminate=batch.terminate)
+
+    def _client_consent(self, thread_id: str) -> ConsentHandler:
+        """Consent prompts go to the thread's client (its user decides), else the policy's handler."""
+        return self.clients.consent_handler(thread_id, self.policy.consent)
 
     async def _client_session(self, thread_id: str, clients: _ClientInput) -> ClientSession | None:
         """The thread's client tools for this run; None when it has none (the common fast path)."""

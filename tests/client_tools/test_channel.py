@@ -166,3 +166,19 @@ def test_a_nonsensical_backoff_is_a_usage_error() -> None:
 def test_request_ids_carry_128_random_bits() -> None:
     ids = {new_request_id() for _ in range(100)}
     assert len(ids) == 100 and all(len(value) == len("req_") + 32 for value in ids)
+
+
+class Approver(Recorder):
+    """A channel whose user answers consent prompts."""
+
+    async def consent(self, request: Any) -> bool:
+        return True
+
+
+def test_only_a_channel_with_consent_makes_the_thread_consenting() -> None:
+    hub = ClientHub()
+    hub.attach("t1", Recorder())
+    hub.attach("t2", Approver())
+    assert hub.consenting == {"t2"}
+    hub.detach("t2", hub.channel("t2"))  # type: ignore[arg-type]
+    assert hub.consenting == set()

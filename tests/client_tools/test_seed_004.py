@@ -433,3 +433,12 @@ async def test_a_failure_code_from_the_client_decides_the_outcome_type() -> None
         result = await run(agent, client_tool_groups=[IDE_GROUP], expanded_containers=["IDE"], client=client)
     outcomes = [(message.result.type, message.result.wire_code) for message in results(result)]
     assert outcomes == [(ResultType.TIMEOUT, "timeout"), (ResultType.ERROR, "unknown_tool")]
+
+
+async def test_a_terminal_client_result_ends_the_run() -> None:
+    done = ClientToolResponse(request_id="", content=(TextContent(text="saved"),), terminal=True, message="All saved.")
+    model = ScriptedModel([[call("GetSelection", "c1")], "never asked"])
+    agent = Agent(model)
+    async with FakeClient(agent, handlers={"GetSelection": lambda args: done}) as client:
+        result = await run(agent, client_tool_groups=[IDE_GROUP], expanded_containers=["IDE"], client=client)
+    assert (result.reason, result.output) == ("terminal_result", "All saved.")

@@ -170,14 +170,24 @@ class ClientHub:
         self._attached: dict[str, anyio.Event] = {}
         self._pending: dict[str, _Pending] = {}
         self._parked: dict[str, tuple[str, ClientToolResponse]] = {}
+        self._consenting: set[str] = set()
 
     def channel(self, thread_id: str) -> ClientChannel | None:
         """The client attached to the thread now, if any."""
         return self._channels.get(thread_id)
 
+    @property
+    def consenting(self) -> set[str]:
+        """Threads whose attached client answers consent prompts (a `ConsentChannel`)."""
+        return self._consenting
+
     def attach(self, thread_id: str, channel: ClientChannel) -> None:
         """Make `channel` the thread's client (a reconnect replaces the old one)."""
         self._channels[thread_id] = channel
+        if isinstance(channel, ConsentChannel):
+            self._consenting.add(thread_id)
+        else:
+            self._consenting.discard(thread_id)
         if (event := self._attached.pop(thread_id, None)) is not None:
             event.set()
 
@@ -185,6 +195,7 @@ class ClientHub:
         """The client behind `channel` left: its unanswered requests learn it now."""
         if self._channels.get(thread_id) is channel:
             del self._channels[thread_id]
+            self._consenting.discard(thread_id)
         for pending in self._pending.values():
             if pending.thread_id == thread_id and pending.channel is channel and pending.response is None:
                 pending.channel = None
@@ -252,6 +263,8 @@ class ClientHub:
                     return None
                 attempt += 1
                 await self._wait_attached(thread_id, retry.delay(attempt))
+                if pending.response is not None:  # delivered meanwhile (a result replayed on reconnect)
+                    return pending.response
         finally:
             del self._pending[request.request_id]
 

@@ -352,6 +352,12 @@ class ClientToolResponse(_WireModel):
     success: bool = True
     error_message: str | None = None
     """Why the tool failed, for the model; used when `success` is false."""
+    terminal: bool = False
+    """The run ends after this call's batch (a client tool can finish the task)."""
+    needs_followup: bool | None = None
+    """Whether the model should react to this result (default: on failures)."""
+    message: str | None = None
+    """Text for the user, kept with the result."""
     error_code: str | None = None
     """The failure's wire code (`unknown_tool`, `invalid_parameters`, `timeout`, `execution_error`
     or the tool's own); `execution_error` when a failure names none."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 import anyio
@@ -280,7 +281,12 @@ class ClientSession:
         if response.augmentation is not None and not response.augmentation.is_empty:
             self._augmentations[call_id] = response.augmentation
         if response.success:
-            return ToolResult.ok(call_id, content_to_data(response.content))
+            result = ToolResult.ok(
+                call_id, content_to_data(response.content), message=response.message, terminal=response.terminal
+            )
+            return (
+                result if response.needs_followup is None else replace(result, needs_followup=response.needs_followup)
+            )
         message = response.error_message or f"The client reported that '{name}' failed."
         code = response.error_code or "execution_error"
         match result_type_for_code(code):
@@ -292,7 +298,10 @@ class ClientSession:
                 return ToolResult.denied(call_id, name, message)
             case _:
                 data = content_to_data(response.content) if response.content else None
-                return ToolResult.error(call_id, message, code=code, data=data)
+                followup = True if response.needs_followup is None else response.needs_followup
+                return ToolResult.error(
+                    call_id, message, code=code, data=data, needs_followup=followup, terminal=response.terminal
+                )
 
     def _dispatched(self, call_id: str) -> Callable[[], Awaitable[None]]:
         async def record() -> None:
