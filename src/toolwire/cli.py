@@ -4,6 +4,7 @@
 toolwire chat                          # the local model when installed, fully offline
 toolwire chat --model openai:gpt-4o-mini
 toolwire chat --data-dir .toolwire --thread THREAD_ID   # continue a stored conversation
+toolwire chat --url ws://127.0.0.1:8765/ws --token TOKEN # chat through a toolwire server (docs/client.md)
 ```
 """
 
@@ -11,24 +12,28 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import aclosing
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 from anyio import to_thread
 
 from . import __version__
-from .errors import ProviderError, UsageError
+from .errors import ClientDisconnected, ProviderError, UsageError
 from .loop import Agent, ModelRequestStarted, RunFinished
 from .models import Model, TextDelta
 from .pipeline import ToolCallFinished, ToolCallStarted
 from .policy import ConsentAnswer, ConsentHandler, ConsentRequest, PermissionPolicy
 from .store import Store
 
-__all__ = ["chat_session", "main"]
+if TYPE_CHECKING:
+    from .protocol import ConsentRequest as WireConsentRequest
+
+__all__ = ["chat_session", "main", "remote_chat_session"]
 
 INSTRUCTIONS = (
     "You are a helpful assistant in a terminal. Use the tools when they help: notes (list_notes, add_note, "
@@ -47,7 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--model", help="local, local:PATH.gguf, openai:NAME or anthropic:NAME (default: TOOLWIRE_MODEL, else local)"
     )
     chat.add_argument("--data-dir", type=Path, help="keep conversations in DIR/toolwire.sqlite3 (default: in memory)")
-    chat.add_argument("--thread", help="continue this conversation (with --data-dir)")
+    chat.add_argument("--thread", help="continue this conversation (with --data-dir, or with --url)")
+    chat.add_argument("--url", help="chat through a toolwire server, e.g. ws://127.0.0.1:8765/ws (needs 'server')")
+    chat.add_argument("--token", help="the server's token, with --url (default: TOOLWIRE_TOKEN)")
     serve = commands.add_parser("serve", help="run the WebSocket server (needs the 'server' extra)")
     serve.add_argument("--app", help="module:factory returning your Agent (default: the built-in example agent)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
@@ -75,10 +82,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 allowed_origins=args.allow_origin,
             )
             return serve(options)
+        if args.url is not None:
+            token = args.token or os.environ.get("TOOLWIRE_TOKEN")
+            if not token:
+                raise UsageError("chat --url needs the server's token: --token TOKEN, or set TOOLWIRE_TOKEN")
+            return anyio.run(remote_chat_session, args.url, token, args.thread)
         from .models.select import model_from_spec
 
         return anyio.run(chat_session, model_from_spec(args.model), args.data_dir, args.thread)
-    except (UsageError, ProviderError) as exc:
+    except (UsageError, ProviderError, ClientDisconnected) as exc:
         print(f"toolwire: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -166,6 +178,84 @@ async def _answer(agent: Agent, prompt: str, thread: str | None, out: TextIO) ->
                 case _:
                     pass
     return thread
+
+
+async def remote_chat_session(
+    url: str,
+    token: str,
+    thread: str | None = None,
+    *,
+    out: TextIO | None = None,
+    read_line: Callable[[str], str | None] | None = None,
+) -> int:
+    """Chat through a toolwire server (`toolwire.client`) until /quit or end of input.
+
+    Args:
+        url: The server's WebSocket endpoint.
+        token: The server's token (never printed).
+        thread: The conversation to continue.
+        out: Where the conversation is written (standard output by default).
+        read_line: Reads one line after a prompt, None at the end of input (`input()` by default).
+    """
+    from .client import RunFailed, connect
+
+    write_to = out or sys.stdout
+    read = read_line or _read_line
+    where = url.split("?", 1)[0]
+    async with connect(url, token=token, conversation=thread, on_consent=_ask_remotely(write_to, read)) as client:
+        print(f"toolwire chat with {where}. Type a message; /quit or Ctrl-D to leave.", file=write_to)
+        while True:
+            prompt = await to_thread.run_sync(read, "you> ")
+            if prompt is None or prompt.strip() in ("/quit", "/exit"):
+                print(f"Continue with: toolwire chat --url {where} --thread {client.conversation_id}", file=write_to)
+                return 0
+            if prompt.strip():
+                try:
+                    async for event in client.send(prompt):
+                        _show(event, write_to)
+                except RunFailed as exc:
+                    print(f"\n  ({exc})", file=write_to)
+
+
+def _show(event: object, out: TextIO) -> None:
+    from .client import AnswerText, ClientToolCall, ServerToolCall, ServerToolResult
+    from .client import RunFinished as RemoteRunFinished
+
+    match event:
+        case AnswerText(text=text):
+            out.write(text)
+            out.flush()
+        case ServerToolCall(tool_name=name, arguments=arguments, mode=mode):
+            print(f"  -> {name} {json.dumps(arguments, ensure_ascii=False)}  [{mode or '?'}, server]", file=out)
+        case ServerToolResult(result=result):
+            print(f"  <- {result.type.name}{'' if result.success else ': ' + str(result.error)}", file=out)
+        case ClientToolCall(request=request, result=result, duration_ms=ms):
+            arguments = json.dumps(request.parameters, ensure_ascii=False)
+            print(f"  -> {request.tool_name} {arguments}  [{request.mode or '?'}, client]", file=out)
+            outcome = "SUCCESS" if result.success else f"{result.error_code}: {result.error_message}"
+            print(f"  <- {outcome} in {ms:.0f} ms", file=out)
+        case RemoteRunFinished(output=output, reason=reason, detail=detail):
+            if output:
+                print(file=out)
+            if reason not in (None, "answer"):
+                print(f"  (run ended: {reason}{', ' + detail if detail else ''})", file=out)
+        case _:
+            pass
+
+
+def _ask_remotely(
+    out: TextIO, read: Callable[[str], str | None]
+) -> Callable[[WireConsentRequest], Awaitable[tuple[bool, str]]]:
+    async def ask(request: WireConsentRequest) -> tuple[bool, str]:
+        arguments = json.dumps(request.arguments, ensure_ascii=False)
+        choices = "[y]es / [n]o / [a]lways" if request.allow_always else "[y]es / [n]o"
+        print(f"\n  ? {request.tool_name} {arguments} ({request.reason}). Allow? {choices}", file=out)
+        answer = (await to_thread.run_sync(read, "  > ") or "n").strip().lower()
+        if answer in ("a", "always") and request.allow_always:
+            return True, "thread"
+        return answer in ("y", "yes", "a", "always"), "once"
+
+    return ask
 
 
 def _ask_in_terminal(out: TextIO, read: Callable[[str], str | None]) -> ConsentHandler:

@@ -1,0 +1,321 @@
+"""`Link`: a conversation's connection to the server, across sockets (dial, handshake, read, reconnect).
+
+The protocol's sans-I/O `Connection` does the numbering, the duplicates, the outbox and the
+replay; a link only shuttles bytes. What arrives goes to `receive`, one envelope at a time, and is
+acknowledged once `receive` returned for the whole frame. When the socket drops, the link dials
+again with backoff and resumes the conversation: `Connection.resume(state)` and
+`hello(conversation_id)`, after which the server replays what this end missed and this end
+replays what the server has not seen. `failed` is called once, when the link gives up.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+from collections.abc import Callable, Iterable
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import anyio
+
+from .. import __version__
+from ..protocol import DEFAULT_LIMITS, Connection, Envelope, ErrorCode, ErrorMessage, Limits, Message
+from .events import ConnectionClosed
+
+if TYPE_CHECKING:
+    from websockets.asyncio.client import ClientConnection
+
+__all__ = ["HANDSHAKE_TIMEOUT", "Link", "Reconnect"]
+
+_log = logging.getLogger("toolwire.client")
+
+HANDSHAKE_TIMEOUT: Final = 10.0
+"""Seconds to wait for the WebSocket upgrade, and then for the server's Configuration."""
+FEATURES: Final = ("clientTools", "consent", "runStatus", "resume")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reconnect:
+    """How a client reconnects after its socket drops: at once, then after growing waits (with jitter)."""
+
+    attempts: int = 8
+    """Attempts before giving up with `ConnectionClosed` (about 10 to 20 s with the defaults)."""
+    initial_delay: float = 0.1
+    max_delay: float = 5.0
+    factor: float = 2.0
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before attempt number `attempt` (from 1; the first does not wait)."""
+        if attempt <= 1:
+            return 0.0
+        return min(self.max_delay, self.initial_delay * self.factor ** (attempt - 2)) * random.uniform(0.5, 1.0)
+
+
+class _Redact(logging.Filter):
+    """Hide credentials in the `websockets` debug log (it writes request headers and paths)."""
+
+    _SECRET = re.compile(r"(?i)(authorization:\s*\S+\s+|[?&]token=)[^\s&]+")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        # Format first: a header's name and value come as separate arguments.
+        record.msg, record.args = self._SECRET.sub(r"\1[redacted]", record.getMessage()), None
+        return True
+
+
+_socket_log = logging.getLogger("toolwire.client.websockets")
+_socket_log.addFilter(_Redact())
+
+
+class _Transient(Exception):
+    """The server could not be reached this time; another attempt may succeed."""
+
+
+class Link:
+    """One conversation's connection to a toolwire server; `Client` drives it.
+
+    Args:
+        url: The WebSocket endpoint.
+        token: Sent as `Authorization: Bearer <token>`; never logged.
+        receive: Called with each new message, in order; must not block.
+        failed: Called once when the link gives up (or is closed).
+        reconnect: How to reconnect; None to give up when the socket drops.
+        limits: What a frame from the server may contain.
+        client_version: Sent in the handshake and as the User-Agent.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str,
+        receive: Callable[[Envelope], None],
+        failed: Callable[[ConnectionClosed], None],
+        reconnect: Reconnect | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+        client_version: str = f"toolwire-python/{__version__}",
+    ) -> None:
+        self.url = url
+        self.reconnect = reconnect
+        self.limits = limits
+        self.client_version = client_version
+        self.failure: ConnectionClosed | None = None
+        """Why the link gave up, once it has."""
+        self._token = token
+        self._receive = receive
+        self._failed = failed
+        self._connection = Connection("client", limits=limits)
+        self._socket: ClientConnection | None = None
+        self._send_lock = anyio.Lock()
+        self._closing = False
+
+    @property
+    def conversation_id(self) -> str:
+        """The conversation bound by the last handshake ("" before the first)."""
+        return self._connection.conversation_id or ""
+
+    @property
+    def connected(self) -> bool:
+        """True while a socket is open and its handshake done."""
+        return self._socket is not None
+
+    async def open(self, conversation: str | None) -> ClientConnection:
+        """Dial and open (or resume) `conversation`; then hand the socket to `run()`.
+
+        Raises:
+            ConnectionClosed: The server cannot be reached or refused.
+        """
+        try:
+            socket = await self._dial()
+            await self._handshake(socket, conversation)
+        except _Transient as exc:
+            raise ConnectionClosed(str(exc)) from None
+        return socket
+
+    async def run(self, socket: ClientConnection) -> None:
+        """Read until the socket drops, then reconnect and go on; returns once the link gave up."""
+        from websockets.exceptions import ConnectionClosed as SocketClosed
+
+        while True:
+            try:
+                await self._read(socket)
+            except ConnectionClosed as exc:
+                await _abort(socket)
+                self._fail(exc)
+                return
+            except (SocketClosed, OSError) as exc:
+                _log.info("the connection dropped (%s)", type(exc).__name__)
+            except Exception as exc:  # a bug: end the link with an error, not the caller's task group
+                _log.exception("the connection failed")
+                await _abort(socket)
+                self._fail(ConnectionClosed(f"the client failed: {exc!r}"))
+                return
+            if self._socket is socket:
+                self._socket = None
+            if self._closing:
+                return
+            try:
+                socket = await self._resume()
+            except ConnectionClosed as exc:
+                self._fail(exc)
+                return
+
+    async def post(self, message: Message, *, numbered: Callable[[int], None] | None = None) -> None:
+        """Number and send a message; it stays in the outbox (replayed on resume) until acknowledged.
+
+        Args:
+            message: What to send.
+            numbered: Called with the message's stanza id before it is written (an answer to it
+                may name it as `originatingId`).
+
+        Raises:
+            ConnectionClosed: The link gave up before.
+        """
+        from websockets.exceptions import ConnectionClosed as SocketClosed
+
+        if self.failure is not None:
+            raise self.failure
+        async with self._send_lock:
+            frame = self._connection.send(message)  # b"" while reconnecting: it waits for the replay
+            if numbered is not None:
+                state = self._connection.state()
+                numbered(0 if state is None else state.next_stanza - 1)
+            socket = self._socket
+            if frame and socket is not None:
+                with suppress(SocketClosed, OSError):  # the reader reconnects; the outbox replays it
+                    await socket.send(frame)
+
+    async def aclose(self) -> None:
+        """Close the socket and stop reconnecting."""
+        from websockets.exceptions import ConnectionClosed as SocketClosed
+
+        self._closing = True
+        socket, self._socket = self._socket, None
+        if socket is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                # What was acted on is acknowledged, so that a later resume does not replay it.
+                if (ack := self._connection.ack()) is not None:
+                    with suppress(SocketClosed, OSError):
+                        await self._write(socket, (ack,))
+                await socket.close()
+        self._fail(ConnectionClosed("the client was closed"))
+
+    # -- internals -------------------------------------------------------------------------------
+
+    async def _dial(self) -> ClientConnection:
+        from websockets.asyncio.client import connect as open_websocket
+        from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
+
+        where = self.url.split("?", 1)[0]  # a browser-style ?token= never reaches a log
+        try:
+            return await open_websocket(
+                self.url,
+                additional_headers={"Authorization": f"Bearer {self._token}"},
+                max_size=self.limits.max_frame_bytes,
+                compression=None,
+                open_timeout=HANDSHAKE_TIMEOUT,
+                user_agent_header=self.client_version,
+                logger=_socket_log,
+            )
+        except InvalidStatus as exc:
+            status = exc.response.status_code
+            if status in (401, 403):
+                message = f"{where} refused the connection (HTTP {status}): check the token (and the Origin)"
+                raise ConnectionClosed(message, code=ErrorCode.UNAUTHENTICATED) from None
+            raise _Transient(f"{where} answered HTTP {status}") from None
+        except InvalidURI as exc:
+            raise ConnectionClosed(f"not a WebSocket URL: {exc}") from None
+        except (OSError, TimeoutError, InvalidHandshake) as exc:
+            raise _Transient(f"cannot reach {where}: {exc or type(exc).__name__}") from None
+
+    async def _handshake(self, socket: ClientConnection, conversation: str | None) -> None:
+        """Open the conversation on `socket`: hello, the server's Configuration, both replays."""
+        from websockets.exceptions import ConnectionClosed as SocketClosed
+
+        try:
+            # Under the lock: nothing is written between the replay and the socket going live.
+            async with self._send_lock:
+                state = self._connection.state()
+                self._connection = Connection("client", state=state, limits=self.limits)
+                hello = self._connection.hello(conversation, client_version=self.client_version, features=FEATURES)
+                await socket.send(hello)
+                with anyio.fail_after(HANDSHAKE_TIMEOUT):
+                    data = await socket.recv()
+                received = self._connection.receive(_as_bytes(data))
+                for envelope in received.messages:
+                    if isinstance(error := envelope.message, ErrorMessage):
+                        raise ConnectionClosed(f"the server refused: {error.message}", code=error.code)
+                if not self._connection.is_open:
+                    problem = received.errors[0] if received.errors else None
+                    message = problem.message if problem is not None else "the handshake did not complete"
+                    raise ConnectionClosed(message, code=problem.code if problem is not None else None)
+                for frame in received.replies:  # what the server has not seen of our outbox
+                    await socket.send(frame)
+                self._socket = socket
+        except ConnectionClosed:
+            await _abort(socket)
+            raise
+        except (SocketClosed, OSError, TimeoutError) as exc:
+            await _abort(socket)
+            raise _Transient(f"the handshake failed: {exc or type(exc).__name__}") from None
+        _log.info("connected to conversation %s", self.conversation_id)
+
+    async def _resume(self) -> ClientConnection:
+        if self.reconnect is None:
+            raise ConnectionClosed("the connection dropped (reconnect is off)")
+        last: Exception | None = None
+        for attempt in range(1, self.reconnect.attempts + 1):
+            await anyio.sleep(self.reconnect.delay(attempt))
+            try:
+                socket = await self._dial()
+                await self._handshake(socket, self.conversation_id)
+            except _Transient as exc:
+                last = exc
+                _log.info("reconnect attempt %d failed: %s", attempt, exc)
+                continue
+            return socket
+        raise ConnectionClosed(f"gave up reconnecting after {self.reconnect.attempts} attempts: {last}")
+
+    async def _read(self, socket: ClientConnection) -> None:
+        async for data in socket:
+            received = self._connection.receive(_as_bytes(data))
+            await self._write(socket, received.replies)
+            for envelope in received.messages:
+                try:
+                    self._receive(envelope)
+                except Exception:  # a message the client cannot act on must not end the conversation
+                    _log.exception("acting on a %s failed", type(envelope.message).__name__)
+            if received.close:
+                error = next((e.message for e in received.messages if isinstance(e.message, ErrorMessage)), None)
+                text = error.message if error is not None else "a protocol error"
+                code = error.code if error is not None else None
+                raise ConnectionClosed(f"the server closed the conversation: {text}", code=code)
+            # Acted on (a request is in the ledger, a prompt is being asked): acknowledge it.
+            if received.messages and (ack := self._connection.ack()) is not None:
+                await self._write(socket, (ack,))
+
+    async def _write(self, socket: ClientConnection, frames: Iterable[bytes]) -> None:
+        async with self._send_lock:
+            for frame in frames:
+                await socket.send(frame)
+
+    def _fail(self, failure: ConnectionClosed) -> None:
+        self._socket = None
+        if self.failure is None:
+            self.failure = failure
+            if not self._closing:
+                _log.warning("%s", failure)
+            self._failed(failure)
+
+
+def _as_bytes(data: str | bytes) -> bytes:
+    # A text frame is passed on as bytes, so the protocol answers it like any other bad frame.
+    return data.encode() if isinstance(data, str) else data
+
+
+async def _abort(socket: ClientConnection) -> None:
+    with anyio.CancelScope(shield=True):
+        socket.transport.abort()
+        with anyio.move_on_after(1):
+            await socket.wait_closed()

@@ -1,0 +1,185 @@
+"""A real `toolwire serve` subprocess for the client's tests, and a TCP proxy that can cut connections.
+
+Copied in spirit from tests/server/server_support.py, with an agent whose plan the test chooses:
+a user message `plan: [["Tool", {...}], ...]` makes the model call those tools one by one, then
+answer "Done: <last value>" (or "Failed (<TYPE> <code>): <error>" when the last call failed).
+Any other message follows the plan of tests/server: expand IDE, get_weather, OpenFile.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import SocketAttribute, SocketStream, TaskGroup
+
+TOKEN = "client-test-token-0123456789abcdef"
+
+APP_SOURCE = textwrap.dedent(
+    '''
+    import json
+
+    from toolwire import Agent, ToolCall, tool
+    from toolwire.client_tools import ClientToolsConfig, RetryWithBackoff
+    from toolwire.errors import ProviderError
+    from toolwire.messages import ToolResultMessage, UserMessage
+    from toolwire.testing import FunctionModel
+
+    @tool
+    async def get_weather(city: str) -> dict:
+        """The weather in a city."""
+        return {"city": city, "celsius": 21}
+
+    @tool(requires_permission=True)
+    async def reset_cache() -> str:
+        """Empty the cache."""
+        return "cache emptied"
+
+    DEFAULT = [["IDE", {}], ["get_weather", {"city": "Paris"}], ["OpenFile", {"path": "config.toml"}]]
+
+    def script(request):
+        index = max(i for i, m in enumerate(request.messages) if isinstance(m, UserMessage))
+        prompt = request.messages[index].content
+        if prompt == "fail":
+            raise ProviderError("scripted", "the model is down")
+        plan = json.loads(prompt.removeprefix("plan:")) if prompt.startswith("plan:") else DEFAULT
+        done = [m for m in request.messages[index:] if isinstance(m, ToolResultMessage)]
+        if len(done) < len(plan):
+            name, arguments = plan[len(done)]
+            return [ToolCall(id=f"c{index}_{len(done)}", name=name, arguments=arguments)]
+        last = done[-1].result if done else None
+        if last is None or last.success:
+            return "Done: " + str(None if last is None else last.data)
+        return f"Failed ({last.type.name} {last.error_code}): {last.error}"
+
+    def make_agent(store):
+        # Schemas unchecked here, so that the client's own argument check is what answers.
+        config = ClientToolsConfig(
+            invoke_timeout=20,
+            disconnection=RetryWithBackoff(max_retries=10, initial_delay=0.05),
+            validate_schema_on_registration=False,
+        )
+        return Agent(FunctionModel(script), tools=[get_weather, reset_cache], store=store, client_tools=config)
+    '''
+)
+
+IDE_GROUP: dict[str, Any] = {
+    "name": "IDE",
+    "description": "Editor tools",
+    "tools": [
+        {
+            "name": "OpenFile",
+            "description": "Open a file in the editor",
+            "parametersSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+        },
+        {"name": "SaveFile", "description": "Save the open file", "requiresPermission": True},
+        {"name": "Explode", "description": "Always fails"},
+        {"name": "Slow", "description": "Takes its time"},
+        {"name": "Missing", "description": "This client has no handler for it"},
+    ],
+}
+
+
+def plan(*calls: tuple[str, dict[str, Any]]) -> str:
+    """The user message that makes the test agent call these tools, in order."""
+    return "plan:" + json.dumps([list(call) for call in calls])
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    url: str
+
+
+@contextmanager
+def serve(tmp_path: Path) -> Iterator[Server]:
+    """Start `toolwire serve` with the test agent on a free loopback port; stop it after."""
+    (tmp_path / "clientapp.py").write_text(APP_SOURCE)
+    command = [sys.executable, "-m", "toolwire.cli", "serve", "--app", "clientapp:make_agent", "--port", "0"]
+    command += ["--data-dir", str(tmp_path / "data"), "--token", TOKEN]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    assert process.stdout is not None
+    lines: list[str] = []
+    for line in process.stdout:
+        lines.append(line)
+        if match := re.search(r"serving (ws://\S+)", line):
+            break
+    else:
+        process.wait(timeout=10)
+        raise AssertionError("the server did not start:\n" + "".join(lines))
+    try:
+        yield Server(process, match.group(1))
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        process.stdout.close()
+
+
+class Proxy:
+    """A loopback TCP proxy in front of the server; `cut()` drops every connection, as a network would."""
+
+    def __init__(self, upstream: str) -> None:
+        match = re.fullmatch(r"ws://([^:/]+):(\d+)(/.*)", upstream)
+        assert match, upstream
+        self.host, self.port, self.path = match.group(1), int(match.group(2)), match.group(3)
+        self.url = ""
+        self.connections = 0
+        self.refusing = False
+        """Close new connections at once, as a server that went away would."""
+        self._streams: list[SocketStream] = []
+
+    async def serve(self, tasks: TaskGroup) -> None:
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+        port = listener.extra(SocketAttribute.local_port)
+        self.url = f"ws://127.0.0.1:{port}{self.path}"
+
+        async def accept() -> None:
+            async with listener:
+                await listener.serve(self._forward, tasks)
+
+        tasks.start_soon(accept)
+
+    async def _forward(self, client: SocketStream) -> None:
+        if self.refusing:
+            await client.aclose()
+            return
+        self.connections += 1
+        server = await anyio.connect_tcp(self.host, self.port)
+        self._streams += [client, server]
+        async with client, server, anyio.create_task_group() as pipes:
+            pipes.start_soon(self._pump, client, server)
+            pipes.start_soon(self._pump, server, client)
+
+    @staticmethod
+    async def _pump(source: SocketStream, sink: SocketStream) -> None:
+        try:
+            async for chunk in source:
+                await sink.send(chunk)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass
+        finally:
+            await sink.aclose()
+
+    async def cut(self) -> None:
+        """Close both ends of every connection now."""
+        streams, self._streams = self._streams, []
+        for stream in streams:
+            await stream.aclose()

@@ -1,0 +1,84 @@
+"""The execution ledger: a request id runs its handler at most once, also across a dropped connection."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import anyio
+import pytest
+from client_support import IDE_GROUP, TOKEN, Proxy, Server
+
+from toolwire.client import ClientToolCall, ConnectionClosed, ExecutionLedger, Reconnect, connect
+from toolwire.errors import UsageError
+from toolwire.protocol import ToolUseRequest
+
+
+@pytest.fixture
+async def proxy(server: Server) -> AsyncIterator[Proxy]:
+    proxy = Proxy(server.url)
+    async with anyio.create_task_group() as tasks:
+        await proxy.serve(tasks)
+        yield proxy
+        tasks.cancel_scope.cancel()
+
+
+async def test_a_result_lost_with_the_socket_is_replayed_and_the_handler_runs_once(proxy: Proxy) -> None:
+    runs: list[str] = []
+
+    async def open_file(path: str) -> str:
+        runs.append(path)
+        await proxy.cut()  # the socket dies after the tool ran, before its result is acknowledged
+        return f"opened {path}"
+
+    async with connect(proxy.url, token=TOKEN, groups=[IDE_GROUP], handlers={"OpenFile": open_file}) as client:
+        events = [event async for event in client.send("Open the config file")]
+        [entry] = list(client.ledger)
+    assert runs == ["config.toml"]
+    assert proxy.connections >= 2
+    assert entry.result is not None and entry.result.content == ({"type": "text", "text": "opened config.toml"},)
+    assert events[-1].output == "Done: opened config.toml"  # type: ignore[union-attr]
+
+
+async def test_a_request_sent_again_after_a_reconnect_is_answered_from_the_ledger(proxy: Proxy) -> None:
+    runs: list[str] = []
+
+    async def open_file(path: str) -> str:
+        runs.append(path)
+        await proxy.cut()
+        return f"opened {path}"
+
+    async with connect(proxy.url, token=TOKEN, groups=[IDE_GROUP], handlers={"OpenFile": open_file}) as client:
+        events = [event async for event in client.send("Open the config file")]
+    # The server re-sends the request with the same id once the client is back (RetryWithBackoff).
+    calls = [(event.request.id, event.replayed, event.result) for event in events if isinstance(event, ClientToolCall)]
+    [(request_id, replayed, result), *again] = calls
+    assert not replayed and again == [(request_id, True, result)]
+    assert runs == ["config.toml"]
+
+
+async def test_connection_closed_surfaces_only_when_reconnecting_gives_up(server: Server, proxy: Proxy) -> None:
+    async def open_file(path: str) -> str:
+        proxy.refusing = True
+        await proxy.cut()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    patience = Reconnect(attempts=3, initial_delay=0.01)
+    async with connect(
+        proxy.url, token=TOKEN, groups=[IDE_GROUP], handlers={"OpenFile": open_file}, reconnect=patience
+    ) as client:
+        with pytest.raises(ConnectionClosed, match="gave up reconnecting after 3 attempts"):
+            await client.ask("Open the config file")
+        with pytest.raises(ConnectionClosed):
+            await client.ask("Anyone there?")
+    # The run still waits for the client: another client of the conversation stops it.
+    async with connect(server.url, token=TOKEN, conversation=client.conversation_id) as other:
+        await other.stop("the test is over")
+
+
+def test_the_ledger_starts_a_request_id_once() -> None:
+    ledger = ExecutionLedger()
+    request = ToolUseRequest(id="req_1", tool_name="OpenFile", parameters={}, execution="client")
+    ledger.start(request)
+    with pytest.raises(UsageError, match="already ran"):
+        ledger.start(request)
