@@ -52,3 +52,4 @@ pytest: setup
 bench: setup
 	$(PY) bench/invoke_overhead.py
 	$(PY) bench/loop_bench.py
+	$(PY) bench/ws_bench.py

@@ -131,3 +131,23 @@ def test_tokens_never_reach_the_log(tmp_path: Path) -> None:
         output, _ = running.process.communicate(timeout=15)
     assert "token=[redacted]" in output
     assert TOKEN not in output
+
+
+async def test_a_run_names_the_user_message_it_answers(server: Server) -> None:
+    async with peer(server.url) as client:
+        request = await chat_until_client_request(client)
+        await client.send(ToolUseResult(id=request.id, success=True, result={"value": "opened"}))
+        await client.until(MessageType.RUN_STATUS, status="finished")
+    statuses = [e.message for e in client.seen if isinstance(e.message, RunStatus)]
+    assert [(status.status, status.message_id) for status in statuses] == [("started", "u1"), ("finished", "u1")]
+
+
+async def test_what_a_client_acknowledged_is_not_replayed_to_the_next_connection(server: Server) -> None:
+    async with peer(server.url) as first:
+        request = await chat_until_client_request(first)
+        await first.send(ToolUseResult(id=request.id, success=True, result={"value": "opened"}))
+        await first.until(MessageType.RUN_STATUS, status="finished")
+    async with peer(server.url, conversation=first.connection.conversation_id) as fresh:
+        await fresh.send(RegisterTools(groups=(IDE_GROUP,)))
+        next_message = (await fresh.receive()).message
+    assert next_message.type == MessageType.REGISTER_TOOLS_RESULT

@@ -189,6 +189,8 @@ class RunStatus:
     """Which limit was reached, why the run was canceled or failed."""
     output: str | None = None
     """The final answer of a finished run."""
+    message_id: str | None = None
+    """The id of the UserMessage the run answers (none for a run resumed after a restart)."""
 
     def to_body(self) -> dict[str, Any]:
         """Return the wire body."""
@@ -199,6 +201,7 @@ class RunStatus:
                 "reason": self.reason,
                 "detail": self.detail,
                 "output": self.output,
+                "messageId": self.message_id,
             }
         )
 
@@ -212,4 +215,5 @@ class RunStatus:
             reason=fields.optional_text("reason"),
             detail=fields.optional_text("detail"),
             output=fields.optional_text("output"),
+            message_id=fields.optional_text("messageId"),
         )

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskGroup
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -28,6 +29,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ..envelopes import DEFAULT_CODES, ResultType
 from ..errors import RegistrationError, UsageError
 from ..loop import Agent
 from ..messages import AssistantMessage as TranscriptAnswer
@@ -149,6 +151,7 @@ class ToolwireServer:
                 await self._serve(websocket, connection, conversation, runs)
             finally:
                 conversation.detach(write)
+        await conversation.save()  # what the client acknowledged last is not replayed to the next one
         self._release(conversation)
 
     def _authenticate(self, websocket: WebSocket) -> str | None:
@@ -234,16 +237,23 @@ class ToolwireServer:
                 await conversation.write_raw(reply)
             for envelope in received.messages:
                 await self._act(envelope, conversation, runs)
-            await conversation.save()  # what was seen is persisted before it is acknowledged
-            await conversation.write_raw(connection.ack())
+            if received.messages or received.errors:  # a stanza was seen: persist, then acknowledge it
+                # Let the tasks these messages woke (a run given its client tool result) go first:
+                # if they send, the state they save covers this frame too, and `save()` skips it.
+                await anyio.lowlevel.checkpoint()
+                await conversation.save()  # what was seen is persisted before it is acknowledged
+                await conversation.write_raw(connection.ack())
+            # A frame that only acknowledged (or repeated) stanzas is not saved: the outbox it
+            # trimmed is persisted with the next save, which precedes every frame the server writes;
+            # until then a restart would only resend frames the client drops as duplicates.
             if received.close:
                 await _close(websocket, 1002)
                 return
 
     async def _act(self, envelope: Envelope, conversation: ServerConversation, runs: TaskGroup) -> None:
         match envelope.message:
-            case UserMessage(content=content):
-                if not conversation.start(runs, content):
+            case UserMessage(id=message_id, content=content):
+                if not conversation.start(runs, content, message_id):
                     await self._error(conversation, envelope, "a run is in progress: wait for it, or send ControlStop")
             case RegisterTools() as registration:
                 # In the background: it waits for the thread's run to end, and reading must go on.
@@ -286,7 +296,7 @@ class ToolwireServer:
             await conversation.register(groups, expanded, registration.reset_client_state)
         except RegistrationError as exc:
             conversation.registering = False
-            await conversation.send(RegisterToolsResult(ok=False, error=str(exc), group=exc.group, tool=exc.tool))
+            await conversation.send(RegisterToolsResult(ok=False, error=exc.problem, group=exc.group, tool=exc.tool))
         else:
             conversation.registering = False
             await conversation.send(RegisterToolsResult(ok=True))
@@ -314,7 +324,10 @@ def _response(result: ToolUseResult) -> ClientToolResponse:
         "success": result.success,
         "content": list(result.content),
         "errorMessage": result.error_message,
-        "errorCode": result.error_code,
+        "errorCode": result.error_code or _code_of(result.result_type),
+        "terminal": result.terminal,
+        "needsFollowup": result.needs_followup,
+        "message": result.message,
     }
     if result.success and not result.content and result.result is not None:
         value = result.result.get("value", result.result) if set(result.result) == {"value"} else result.result
@@ -322,6 +335,13 @@ def _response(result: ToolUseResult) -> ClientToolResponse:
     if result.augmentation is not None:
         data["augmentation"] = result.augmentation
     return ClientToolResponse.from_dict(data)
+
+
+def _code_of(result_type: int | None) -> str | None:
+    """The wire code a ToolUseResult's `resultType` stands for, when it names no `errorCode`."""
+    if result_type is None or result_type == ResultType.SUCCESS:
+        return None
+    return DEFAULT_CODES.get(ResultType(result_type))
 
 
 async def _close(websocket: WebSocket, code: int) -> None:

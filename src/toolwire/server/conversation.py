@@ -37,6 +37,7 @@ from ..protocol import (
     ConsentAnswer,
     ConsentRequest,
     Message,
+    RunState,
     RunStatus,
     Sequencing,
     StartAnswer,
@@ -66,6 +67,8 @@ class ServerConversation:
             else Connection.resume(Sequencing(role="server", conversation_id=thread_id))
         )
         self._writer: Writer | None = None
+        self._saved: tuple[int, int, int, tuple[tuple[int, bytes], ...]] | None = None
+        """What the last `save()` wrote (next stanza, last seen, outbox length, its first frame)."""
         self._send_lock = anyio.Lock()
         self._unwritten: list[bytes] = []
         self._run: Cancellation | None = None
@@ -100,9 +103,15 @@ class ServerConversation:
             self.agent.clients.detach(self.thread_id, self.channel)
 
     async def save(self) -> None:
-        """Persist the protocol state (numbering, unacknowledged frames)."""
+        """Persist the protocol state (numbering, unacknowledged frames), unless it is saved already."""
         state = self.connection.state()
+        # The outbox is always a run of consecutive stanzas (frames are added at the end and dropped
+        # from the front), so these numbers tell whether anything changed since the last save.
+        key = None if state is None else (state.next_stanza, state.last_seen, len(state.outbox), state.outbox[:1])
+        if key is not None and key == self._saved:
+            return
         await self.agent.store.save_wire_state(self.thread_id, None if state is None else state.to_dict())
+        self._saved = key
 
     def post(self, message: Message) -> None:
         """Number a message now; `flush()` persists and writes it (in numbering order)."""
@@ -110,13 +119,16 @@ class ServerConversation:
 
     async def flush(self) -> None:
         """Persist the protocol state, then write the frames posted so far, in order."""
-        async with self._send_lock:
+        await self._lock()
+        try:
             if not self._unwritten:
                 return
             frames, self._unwritten = self._unwritten, []
             await self.save()  # nothing reaches the client that a restart would forget
             for frame in frames:
                 await self._write(frame)
+        finally:
+            self._send_lock.release()
 
     async def send(self, message: Message) -> None:
         """Number, persist, then write a message (it waits in the outbox without a client)."""
@@ -126,8 +138,22 @@ class ServerConversation:
     async def write_raw(self, frame: bytes | None) -> None:
         """Write an unnumbered frame (an acknowledgement, an error) to the live socket, if any."""
         if frame:
-            async with self._send_lock:
+            await self._lock()
+            try:
                 await self._write(frame)
+            finally:
+                self._send_lock.release()
+
+    async def _lock(self) -> None:
+        """Take the send lock; without a detour through the event loop when it is free.
+
+        (`async with` an anyio lock yields to the loop even when nobody holds it: one more loop
+        iteration, with its `epoll_wait`, per frame written.)
+        """
+        try:
+            self._send_lock.acquire_nowait()
+        except anyio.WouldBlock:
+            await self._send_lock.acquire()
 
     async def _write(self, frame: bytes) -> None:
         writer = self._writer
@@ -145,7 +171,10 @@ class ServerConversation:
         """Send a client tool request; raise `ClientDisconnected` when no client is connected."""
         if self._writer is None:
             raise ClientDisconnected(f"no client is connected to conversation {self.thread_id}")
-        timeout_ms = max(1, round(self.agent.client_tools.invoke_timeout * 1000))
+        # The client's own deadline comes a little earlier than the server's, so that a client
+        # whose tool runs too long can still answer `timeout` before the server gives up.
+        invoke_ms = self.agent.client_tools.invoke_timeout * 1000
+        timeout_ms = max(1, round(invoke_ms - min(1000.0, invoke_ms * 0.1)))
         await self.send(
             ToolUseRequest(
                 id=request.request_id,
@@ -202,12 +231,16 @@ class ServerConversation:
         self._run.cancel("Stopped by the client")
         return True
 
-    def start(self, group: TaskGroup, prompt: str | None) -> bool:
-        """Start a run for `prompt` (None: resume an unfinished one); False while one is running."""
+    def start(self, group: TaskGroup, prompt: str | None, message_id: str | None = None) -> bool:
+        """Start a run for `prompt` (None: resume an unfinished one); False while one is running.
+
+        `message_id` is the UserMessage's id: the run's RunStatus, StartAnswer and AssistantMessage
+        name it, so a client can tell its answer from a replayed earlier one.
+        """
         if self._run is not None:
             return False
         self._run = Cancellation()
-        group.start_soon(self._drive, prompt, self._run, group)
+        group.start_soon(self._drive, prompt, self._run, _Relay(self, "run_" + secrets.token_hex(8), group, message_id))
         return True
 
     async def register(self, groups: list[dict[str, Any]], expanded: tuple[str, ...], reset: bool) -> None:
@@ -216,25 +249,24 @@ class ServerConversation:
             self.thread_id, groups, expanded_containers=expanded, reset_client_state=reset
         )
 
-    async def _drive(self, prompt: str | None, cancellation: Cancellation, group: TaskGroup) -> None:
-        run_id = "run_" + secrets.token_hex(8)
-        relay = _Relay(self, run_id, group)
+    async def _drive(self, prompt: str | None, cancellation: Cancellation, relay: _Relay) -> None:
+        status = relay.status
         try:
-            await self.send(RunStatus(run_id=run_id, status="started"))
+            await self.send(status("started"))
             # Events are numbered as they happen, in the run's own task, so the client sees them
             # in the order they happened, interleaved rightly with its client tool requests.
             if prompt is None:
                 result = await self.agent.resume(self.thread_id, cancellation=cancellation, on_event=relay.event)
                 if result is None:
-                    self.post(RunStatus(run_id=run_id, status="finished", reason="answer", detail="nothing to resume"))
+                    self.post(status("finished", reason="answer", detail="nothing to resume"))
             else:
                 await self.agent.run(prompt, thread=self.thread_id, cancellation=cancellation, on_event=relay.event)
             await self.flush()
         except (ProviderError, ClientDisconnected, RegistrationError) as exc:
-            await self.send(RunStatus(run_id=run_id, status="failed", detail=str(exc)))
+            await self.send(status("failed", detail=str(exc)))
         except Exception:
             _log.exception("conversation %s: the run failed", self.thread_id)
-            await self.send(RunStatus(run_id=run_id, status="failed", detail="the server failed; see its logs"))
+            await self.send(status("failed", detail="the server failed; see its logs"))
         finally:
             self._run = None
 
@@ -257,12 +289,17 @@ class _Channel:
 class _Relay:
     """Turns one run's events into messages for the client."""
 
-    def __init__(self, conversation: ServerConversation, run_id: str, group: TaskGroup) -> None:
+    def __init__(self, conversation: ServerConversation, run_id: str, group: TaskGroup, message_id: str | None) -> None:
         self.conversation = conversation
         self.run_id = run_id
         self.group = group
+        self.message_id = message_id
         self.answer_id: str | None = None
         self.sentence = 0
+
+    def status(self, status: RunState, **fields: str | None) -> RunStatus:
+        """This run's RunStatus message."""
+        return RunStatus(run_id=self.run_id, status=status, message_id=self.message_id, **fields)
 
     def event(self, event: RunEvent) -> None:
         """Post the messages an event stands for, and have them written soon."""
@@ -275,7 +312,7 @@ class _Relay:
             case TextDelta(text=text) if text:
                 if self.answer_id is None:
                     self.answer_id = "msg_" + secrets.token_hex(8)
-                    send(StartAnswer(message_id=self.answer_id))
+                    send(StartAnswer(message_id=self.answer_id, previous_id=self.message_id))
                 send(AssistantSentence(message_id=self.answer_id, sequence=self.sentence, text=text))
                 self.sentence += 1
             case ToolCallStarted(call=call, mode=mode) if call.name in server_tools:
@@ -299,14 +336,14 @@ class _Relay:
                 if self.answer_id is not None:
                     send(AssistantSentence(message_id=self.answer_id, sequence=self.sentence, text="", is_final=True))
                 if result.output:
-                    send(AssistantMessage(id="msg_" + secrets.token_hex(8), content=result.output))
+                    send(
+                        AssistantMessage(
+                            id="msg_" + secrets.token_hex(8), content=result.output, previous_id=self.message_id
+                        )
+                    )
                 send(
-                    RunStatus(
-                        run_id=self.run_id,
-                        status="finished",
-                        reason=result.reason,
-                        detail=result.detail or None,
-                        output=result.output or None,
+                    self.status(
+                        "finished", reason=result.reason, detail=result.detail or None, output=result.output or None
                     )
                 )
             case _:
