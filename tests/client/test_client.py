@@ -176,7 +176,8 @@ async def test_a_failed_run_raises_run_failed(server: Server) -> None:
 
 async def test_a_conversation_is_resumed_by_id_with_its_client_tools(server: Server) -> None:
     async with connect(server.url, token=TOKEN, **IDE) as first:
-        pass
+        first.tool("OpenFile")(open_file)
+        assert await first.ask(plan(("OpenFile", {"path": "a.py"}))) == "Done: opened a.py"
     # A new client resumes it: the server kept the registered groups, nothing is registered again.
     async with connect(server.url, token=TOKEN, conversation=first.conversation_id) as again:
         assert again.conversation_id == first.conversation_id

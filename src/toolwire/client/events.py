@@ -59,6 +59,8 @@ class RunStarted:
     """The server started a run for the message."""
 
     run_id: str
+    message_id: str | None = None
+    """The id of the message the run answers (None for a run resumed after a server restart)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -210,7 +210,8 @@ class Client:
         self._listener = sender
         try:
             async with receiver:
-                await self.link.post(UserMessage(id=_new_id("msg"), content=text), numbered=self._numbered)
+                message_id = _new_id("msg")
+                await self.link.post(UserMessage(id=message_id, content=text), numbered=self._numbered)
                 run_id: str | None = None
                 async for item in receiver:
                     if isinstance(item, ToolwireError):
@@ -218,8 +219,8 @@ class Client:
                             raise item
                         continue  # an earlier run's failure, replayed on a resume
                     if run_id is None:
-                        if not isinstance(item, RunStarted):
-                            continue  # the end of an earlier run, replayed on a resume
+                        if not isinstance(item, RunStarted) or item.message_id not in (None, message_id):
+                            continue  # an earlier run, replayed on a resume
                         run_id = item.run_id
                     yield item
                     if isinstance(item, RunFinished):
@@ -282,9 +283,9 @@ class Client:
                 self._consent_requested(request)
             case AssistantSentence(text=text, message_id=message_id) if text:
                 self._emit(AnswerText(text=text, message_id=message_id))
-            case RunStatus(status="started", run_id=run_id):
+            case RunStatus(status="started", run_id=run_id, message_id=message_id):
                 self._run_id = run_id
-                self._emit(RunStarted(run_id=run_id))
+                self._emit(RunStarted(run_id=run_id, message_id=message_id))
             case RunStatus(status="finished") as status:
                 self._run_id = None
                 self._emit(
