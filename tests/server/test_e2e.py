@@ -151,3 +151,9 @@ async def test_what_a_client_acknowledged_is_not_replayed_to_the_next_connection
         await fresh.send(RegisterTools(groups=(IDE_GROUP,)))
         next_message = (await fresh.receive()).message
     assert next_message.type == MessageType.REGISTER_TOOLS_RESULT
+
+
+async def test_the_servers_own_page_may_connect_without_being_listed(server: Server) -> None:
+    own = Origin(server.url.replace("ws://", "http://").removesuffix("/ws"))
+    async with peer(f"{server.url}?token={TOKEN}", token="", origin=own) as client:
+        assert client.connection.conversation_id

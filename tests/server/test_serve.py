@@ -48,12 +48,12 @@ def test_an_app_that_cannot_be_loaded_is_named(spec: str, tmp_path: Path, monkey
 def test_without_a_token_a_new_one_is_printed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TOOLWIRE_TOKEN", raising=False)
     out = io.StringIO()
-    auth = _auth(ServeOptions(), out)
+    auth, printed = _auth(ServeOptions(), out)
     token = out.getvalue().removeprefix("token: ").strip()
-    assert auth.authenticate(token) == "default"
+    assert auth.authenticate(token) == "default" and printed == token
 
 
 def test_a_given_token_is_not_printed(monkeypatch: pytest.MonkeyPatch) -> None:
     out = io.StringIO()
-    auth = _auth(ServeOptions(token="given-token-0123456789"), out)
-    assert (auth.authenticate("given-token-0123456789"), out.getvalue()) == ("default", "")
+    auth, printed = _auth(ServeOptions(token="given-token-0123456789"), out)
+    assert (auth.authenticate("given-token-0123456789"), out.getvalue(), printed) == ("default", "", None)

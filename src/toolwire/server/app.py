@@ -3,6 +3,7 @@
 ```
 GET /healthz    200 while the process serves
 GET /readyz     200 once the store answers
+GET /           the chat page (the browser client), GET /static/… its files
 WS  /ws         the MessagePack protocol (docs/protocol.md); authenticate first:
                 `Authorization: Bearer <token>`, or `?token=` for browsers
 ```
@@ -18,6 +19,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
@@ -25,8 +27,9 @@ import anyio.lowlevel
 from anyio.abc import TaskGroup
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route, WebSocketRoute
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ..envelopes import DEFAULT_CODES, ResultType
@@ -60,6 +63,8 @@ __all__ = ["ToolwireServer", "create_app"]
 
 _log = logging.getLogger("toolwire.server")
 
+STATIC = Path(__file__).resolve().parent / "static"
+"""The browser client: the chat page and the TypeScript client bundle (built from web/)."""
 HANDSHAKE_TIMEOUT = 10.0
 """Seconds a connection may take to send its Configuration."""
 FEATURES = ("clientTools", "consent", "runStatus", "resume")
@@ -94,6 +99,8 @@ def create_app(
         Route("/healthz", server.health),
         Route("/readyz", server.ready),
         WebSocketRoute("/ws", server.websocket),
+        Route("/", server.page),
+        Mount("/static", app=StaticFiles(directory=STATIC)),
     ]
     app = Starlette(routes=routes)
     app.state.toolwire = server
@@ -112,6 +119,13 @@ class ToolwireServer:
         self.limits = limits
         self.conversations: dict[str, ServerConversation] = {}
         self._opening = anyio.Lock()
+
+    async def page(self, request: Request) -> Response:
+        """The chat page (the browser client), when the package ships it."""
+        index = STATIC / "index.html"
+        if not index.is_file():
+            return PlainTextResponse("The chat page is not part of this build; connect a client to /ws.", 404)
+        return FileResponse(index, headers={"Cache-Control": "no-cache"})
 
     async def health(self, request: Request) -> JSONResponse:
         """Liveness: the process serves requests."""
@@ -156,13 +170,21 @@ class ToolwireServer:
 
     def _authenticate(self, websocket: WebSocket) -> str | None:
         origin = websocket.headers.get("origin")
-        if origin is not None and origin.rstrip("/") not in self.allowed_origins:
+        if origin is not None and not self._origin_allowed(origin.rstrip("/"), websocket):
             _log.warning("refused a connection from origin %.200s", origin)
             return None
         principal = self.auth.authenticate(TokenAuth.token_from(websocket.headers, websocket.query_params))
         if principal is None:
             _log.warning("refused an unauthenticated connection to %s", redact(str(websocket.url)))
         return principal
+
+    def _origin_allowed(self, origin: str, websocket: WebSocket) -> bool:
+        """An allowed origin, or the server's own (its page): same scheme family and Host."""
+        if origin in self.allowed_origins:
+            return True
+        host = websocket.headers.get("host")
+        scheme = "https" if websocket.url.scheme == "wss" else "http"
+        return host is not None and origin == f"{scheme}://{host}"
 
     async def _handshake(
         self, websocket: WebSocket, connection: Connection, principal: str

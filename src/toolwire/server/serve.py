@@ -91,14 +91,16 @@ def load_agent(spec: str | None, store: Store, model: str | None) -> Agent:
     return agent
 
 
-def _auth(options: ServeOptions, out: TextIO) -> TokenAuth:
+def _auth(options: ServeOptions, out: TextIO) -> tuple[TokenAuth, str | None]:
+    """The server's tokens, and the token it printed (a new one), if any."""
     if options.tokens_file is not None:
-        return TokenAuth.from_file(options.tokens_file)
+        return TokenAuth.from_file(options.tokens_file), None
     token = options.token or os.environ.get("TOOLWIRE_TOKEN")
     if token is None:
         token = new_token()
         print(f"token: {token}", file=out)
-    return TokenAuth.single(token)
+        return TokenAuth.single(token), token
+    return TokenAuth.single(token), None
 
 
 class _Redact(logging.Filter):
@@ -140,13 +142,14 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
     """
     uvicorn = import_extra("uvicorn", "server")
     from ..store.sqlite import SqliteStore
-    from .app import create_app
+    from .app import STATIC, create_app
 
     store = SqliteStore.in_directory(options.data_dir)
     agent = load_agent(options.app, store, options.model)
     if agent.store is not store:
         raise UsageError(f"--app {options.app}: create the Agent with the store it is given (a 'store' parameter)")
-    app = create_app(agent, auth=_auth(options, out), allowed_origins=options.allowed_origins)
+    auth, printed = _auth(options, out)
+    app = create_app(agent, auth=auth, allowed_origins=options.allowed_origins)
     for name in ("uvicorn.access", "uvicorn.error"):
         logging.getLogger(name).addFilter(_Redact())
     listener = listen(options.host, options.port)
@@ -163,6 +166,12 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
     print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {store.path})", file=out)
+    if (STATIC / "index.html").is_file():
+        # The token goes in the fragment: browsers never send it to the server, so no log sees it.
+        print(
+            f"chat page: http://{host}:{port}/#token={printed}" if printed else f"chat page: http://{host}:{port}/",
+            file=out,
+        )
     out.flush()
     try:
         uvicorn.Server(config).run(sockets=[listener])
