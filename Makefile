@@ -53,3 +53,9 @@ bench: setup
 	$(PY) bench/invoke_overhead.py
 	$(PY) bench/loop_bench.py
 	$(PY) bench/ws_bench.py
+
+# The TypeScript client: install exactly web/package-lock.json's packages, then build the bundle
+# shipped in src/toolwire/server/static/ (tests/test_web_bundle.py checks that it is up to date).
+.PHONY: web
+web:
+	cd web && npm ci --no-audit --no-fund && npm run build

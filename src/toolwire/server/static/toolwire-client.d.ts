@@ -356,6 +356,11 @@ export interface RunStatus {
 	reason?: string;
 	detail?: string;
 	output?: string;
+	/**
+	 * The `id` of the UserMessage the run answers (absent for a run resumed after a restart); the
+	 * run's StartAnswer and AssistantMessage name it as `previousId` too.
+	 */
+	messageId?: string;
 }
 /** Any message body; tell them apart by `message.type`. */
 export type Message = ErrorMessage | UserMessage | AssistantMessage | ToolUseRequest | ToolUseResult | Acknowledgement | ControlStop | Configuration | StartAnswer | AssistantSentence | RegisterTools | RegisterToolsResult | ConsentRequest | ConsentAnswer | RunStatus;
@@ -475,10 +480,13 @@ export interface ConnectionEvent {
 export interface RunStartedEvent {
 	kind: "runStarted";
 	runId: string;
+	/** The UserMessage the run answers (absent for a run the server resumed by itself). */
+	messageId?: string;
 }
 export interface RunFinishedEvent {
 	kind: "runFinished";
 	runId: string;
+	messageId?: string;
 	/** `answer`, `terminal_result`, `terminate`, `limit` or `canceled`. */
 	reason?: string;
 	detail?: string;
@@ -488,6 +496,7 @@ export interface RunFailedEvent {
 	kind: "runFailed";
 	/** Absent when the server refused the message itself. */
 	runId?: string;
+	messageId?: string;
 	message: string;
 }
 export interface AnswerStartedEvent {
@@ -555,7 +564,10 @@ export declare function streamEvent(message: StartAnswer | AssistantSentence | A
  * or not anyone iterates.
  */
 export declare class Run implements AsyncIterable<ClientEvent> {
+	/** The stanza id of the UserMessage, which the server's refusal names. */
 	readonly stanzaId: number;
+	/** The UserMessage's id, which the run's RunStatus names. */
+	readonly messageId: string;
 	/** Resolves with the `runFinished` event; rejects with `RunFailed` or `ConnectionClosed`. */
 	readonly finished: Promise<RunFinishedEvent>;
 	/** The server's id for the run, once it started. */
@@ -565,12 +577,17 @@ export declare class Run implements AsyncIterable<ClientEvent> {
 	private outcome;
 	private settle;
 	/** @internal */
-	constructor(stanzaId: number);
+	constructor(
+	/** The stanza id of the UserMessage, which the server's refusal names. */
+	stanzaId: number, 
+	/** The UserMessage's id, which the run's RunStatus names. */
+	messageId: string);
 	/** True once the run finished or failed. */
 	get done(): boolean;
 	/**
-	 * @internal Take an event if it belongs to this run: everything while it runs, but the end of
-	 * another run (replayed after a reload) is not its end; `runFinished` or `runFailed` ends it.
+	 * @internal Take an event if it belongs to this run: from the `runStarted` that names its
+	 * message (or names none, from an older server) to its `runFinished` or `runFailed`, or the
+	 * refusal of its message. Events of an earlier run, replayed after a reload, are not its own.
 	 */
 	offer(event: ClientEvent): void;
 	private push;
@@ -798,7 +815,7 @@ export declare class ExecutionLedger {
  */
 /** How a client reconnects after its connection drops: at once, then after growing waits (with jitter). */
 export interface ReconnectOptions {
-	/** Attempts before giving up with `ConnectionClosed` (8: about 20 s; `Infinity` never gives up). */
+	/** Attempts before giving up with `ConnectionClosed` (8: about 10 s; `Infinity` never gives up). */
 	attempts?: number;
 	initialDelayMs?: number;
 	maxDelayMs?: number;
@@ -1120,8 +1137,15 @@ export declare class Connection {
 	 * @throws ProtocolError 104 when the frame exceeds `limits.maxFrameBytes`; nothing was sent.
 	 */
 	send(message: Message, meta?: WireMap): Uint8Array;
-	/** Return a cumulative Acknowledgement of every stanza seen, or undefined if nothing is new. */
-	ack(): Uint8Array | undefined;
+	/** How many stanzas were seen since the last Acknowledgement this end wrote. */
+	get unacknowledged(): number;
+	/**
+	 * Return a cumulative Acknowledgement of every stanza seen, or undefined if nothing is new.
+	 *
+	 * @param upto acknowledge only up to this stanza (absolute value), e.g. the last one whose
+	 *   effects are persisted; every stanza seen by default.
+	 */
+	ack(upto?: number): Uint8Array | undefined;
 	/** Take one frame from the peer; never throws for anything the peer sends. */
 	receive(data: Uint8Array): Received;
 	private opened;

@@ -1829,7 +1829,8 @@ function toBody(message) {
         ["status", message.status],
         ["reason", message.reason],
         ["detail", message.detail],
-        ["output", message.output]
+        ["output", message.output],
+        ["messageId", message.messageId]
       ]);
     default:
       return unreachable(message);
@@ -1948,7 +1949,8 @@ function parseBody(type, body) {
         status: fields.choice("status", RUN_STATES),
         reason: fields.optionalText("reason"),
         detail: fields.optionalText("detail"),
-        output: fields.optionalText("output")
+        output: fields.optionalText("output"),
+        messageId: fields.optionalText("messageId")
       });
     }
     default:
@@ -2590,12 +2592,22 @@ var Connection = class _Connection {
     this.seq.keep(frame);
     return this.phase === "open" ? frame : new Uint8Array(0);
   }
-  /** Return a cumulative Acknowledgement of every stanza seen, or undefined if nothing is new. */
-  ack() {
+  /** How many stanzas were seen since the last Acknowledgement this end wrote. */
+  get unacknowledged() {
+    return this.seq.unacknowledged();
+  }
+  /**
+   * Return a cumulative Acknowledgement of every stanza seen, or undefined if nothing is new.
+   *
+   * @param upto acknowledge only up to this stanza (absolute value), e.g. the last one whose
+   *   effects are persisted; every stanza seen by default.
+   */
+  ack(upto) {
     const seq = this.seq;
-    if (this.phase !== "open" || seq.conversationId === void 0 || seq.unacknowledged() <= 0) return void 0;
-    seq.acked = seq.lastSeen;
-    const message = { type: MessageType.ACKNOWLEDGEMENT, acknowledgedStanzaId: -this.sign * seq.lastSeen };
+    const last = upto === void 0 ? seq.lastSeen : Math.min(Math.abs(upto), seq.lastSeen);
+    if (this.phase !== "open" || seq.conversationId === void 0 || last <= seq.acked) return void 0;
+    seq.acked = last;
+    const message = { type: MessageType.ACKNOWLEDGEMENT, acknowledgedStanzaId: -this.sign * last };
     return encode2({ stanzaId: 0, conversationId: seq.conversationId, message, meta: {} });
   }
   // -- receiving ------------------------------------------------------------------------------
@@ -2716,12 +2728,16 @@ function streamEvent(message) {
       return { kind: "assistantMessage", id, content, ...previousId !== void 0 && { previousId } };
     }
     case MessageType.RUN_STATUS: {
-      const { runId, reason, detail, output } = message;
-      if (message.status === "started") return { kind: "runStarted", runId };
-      if (message.status === "failed") return { kind: "runFailed", runId, message: `the run failed: ${detail ?? "no reason given"}` };
+      const { runId, reason, detail, output, messageId } = message;
+      const answering = messageId === void 0 ? {} : { messageId };
+      if (message.status === "started") return { kind: "runStarted", runId, ...answering };
+      if (message.status === "failed") {
+        return { kind: "runFailed", runId, ...answering, message: `the run failed: ${detail ?? "no reason given"}` };
+      }
       return {
         kind: "runFinished",
         runId,
+        ...answering,
         ...reason !== void 0 && { reason },
         ...detail !== void 0 && { detail },
         ...output !== void 0 && { output }
@@ -2731,13 +2747,15 @@ function streamEvent(message) {
 }
 var Run = class {
   /** @internal */
-  constructor(stanzaId) {
+  constructor(stanzaId, messageId) {
     this.stanzaId = stanzaId;
+    this.messageId = messageId;
     this.finished = new Promise((resolve, reject) => this.settle = { resolve, reject });
     this.finished.catch(() => {
     });
   }
   stanzaId;
+  messageId;
   /** Resolves with the `runFinished` event; rejects with `RunFailed` or `ConnectionClosed`. */
   finished;
   /** The server's id for the run, once it started. */
@@ -2751,20 +2769,25 @@ var Run = class {
     return this.outcome !== void 0;
   }
   /**
-   * @internal Take an event if it belongs to this run: everything while it runs, but the end of
-   * another run (replayed after a reload) is not its end; `runFinished` or `runFailed` ends it.
+   * @internal Take an event if it belongs to this run: from the `runStarted` that names its
+   * message (or names none, from an older server) to its `runFinished` or `runFailed`, or the
+   * refusal of its message. Events of an earlier run, replayed after a reload, are not its own.
    */
   offer(event) {
     if (this.outcome !== void 0 || event.kind === "connection" || event.kind === "warning") return;
-    if (event.kind === "runStarted") this.runId ??= event.runId;
-    if (event.kind === "runFinished" && event.runId !== this.runId) return;
-    if (event.kind === "runFailed") {
-      if (event.runId !== void 0 && event.runId !== this.runId) return;
-      this.push(event);
-      this.fail(new RunFailed(event.message, event.runId));
+    if (this.runId === void 0) {
+      if (event.kind === "runStarted" && (event.messageId === void 0 || event.messageId === this.messageId)) {
+        this.runId = event.runId;
+        this.push(event);
+      } else if (event.kind === "runFailed" && event.runId === void 0) {
+        this.push(event);
+        this.fail(new RunFailed(event.message));
+      }
       return;
     }
+    if ((event.kind === "runFinished" || event.kind === "runFailed") && event.runId !== this.runId) return;
     this.push(event);
+    if (event.kind === "runFailed") this.fail(new RunFailed(event.message, event.runId));
   }
   push(event) {
     if (this.outcome !== void 0) return;
@@ -3521,8 +3544,9 @@ var ToolwireClient = class {
     if (this.run !== void 0 && !this.run.done) {
       throw new UsageError("a run is in progress: await its `finished` (or stop() it) before sending again");
     }
-    const stanza = this.post({ type: MessageType.USER_MESSAGE, id: newId("msg"), content: text }, true);
-    this.run = new Run(stanza);
+    const id = newId("msg");
+    const stanza = this.post({ type: MessageType.USER_MESSAGE, id, content: text }, true);
+    this.run = new Run(stanza, id);
     return this.run;
   }
   /**
@@ -3752,6 +3776,8 @@ var ToolwireClient = class {
         if (message.recoverable === false) return;
         if (this.run !== void 0 && !this.run.done && message.originatingId === this.run.stanzaId) {
           this.emit({ kind: "runFailed", message: `the server refused the message: ${message.message}` });
+        } else if (message.code === ErrorCode.RESULT_REFUSED) {
+          this.warn(`the server refused an answer (${message.code}): ${message.message}`);
         } else {
           this.emit({ kind: "serverError", error: message });
         }

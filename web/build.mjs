@@ -1,0 +1,90 @@
+// Build the shipped bundle: `npm run build` (after `npm ci`), or `node build.mjs --out DIR`.
+//
+// Writes, into src/toolwire/server/static/ by default:
+//   toolwire-client.js          the library as one ES module (esbuild; @msgpack/msgpack inlined)
+//   toolwire-client.js.map      its source map (sources relative to this directory)
+//   toolwire-client.d.ts        its types, one file (dts-bundle-generator, which also type-checks
+//                               src/ with tsconfig.lib.json: browser types only, no node)
+//   toolwire-client.sources     sha256 of every input of the build and of the three outputs, one
+//                               `HASH  PATH` line per file (inputs relative to web/, outputs as
+//                               out/NAME), so that a check without npm tells when web/ or the
+//                               bundle changed and nobody rebuilt
+//
+// The output depends only on the inputs: the same sources and lockfile give the same bytes,
+// whatever the output directory (tests/test_web_bundle.py rebuilds into a temporary one and compares).
+
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { build } from "esbuild";
+import { generateDtsBundle } from "dts-bundle-generator";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const SHIPPED = resolve(HERE, "../src/toolwire/server/static");
+const NAME = "toolwire-client";
+const INPUTS = ["build.mjs", "package.json", "package-lock.json", "tsconfig.json", "tsconfig.lib.json", "src"];
+
+function option(name, fallback) {
+  const at = process.argv.indexOf(name);
+  return at >= 0 && process.argv[at + 1] ? resolve(process.argv[at + 1]) : fallback;
+}
+
+function files(path) {
+  const full = join(HERE, path);
+  try {
+    return readdirSync(full, { withFileTypes: true })
+      .flatMap((entry) => files(join(path, entry.name)))
+      .filter(Boolean);
+  } catch {
+    return [path];
+  }
+}
+
+/** The `HASH  PATH` lines of every input, sorted by path (what tests/test_web_bundle.py recomputes). */
+export function sourcesManifest() {
+  return INPUTS.flatMap(files)
+    .map((path) => path.split(sep).join("/"))
+    .sort()
+    .map((path) => `${createHash("sha256").update(readFileSync(join(HERE, path))).digest("hex")}  ${path}\n`)
+    .join("");
+}
+
+async function main() {
+  const out = option("--out", SHIPPED);
+  // Build as if into the shipped directory, whatever `out` is, so that the source map's paths
+  // (relative to the output) are the same bytes everywhere.
+  const result = await build({
+    absWorkingDir: HERE,
+    entryPoints: ["src/index.ts"],
+    outfile: join(SHIPPED, `${NAME}.js`),
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    sourcemap: "linked",
+    sourcesContent: true,
+    legalComments: "inline",
+    charset: "utf8",
+    write: false,
+    logLevel: "warning",
+  });
+  const types = generateDtsBundle([{ filePath: join(HERE, "src/index.ts"), output: { noBanner: true } }], {
+    preferredConfigPath: join(HERE, "tsconfig.lib.json"),
+  })[0];
+  const outputs = new Map(result.outputFiles.map((file) => [relative(SHIPPED, file.path), file.contents]));
+  outputs.set(`${NAME}.d.ts`, new TextEncoder().encode(types));
+  mkdirSync(out, { recursive: true });
+  let manifest = sourcesManifest();
+  for (const [name, contents] of [...outputs].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    writeFileSync(join(out, name), contents);
+    manifest += `${createHash("sha256").update(contents).digest("hex")}  out/${name}\n`;
+  }
+  writeFileSync(join(out, `${NAME}.sources`), manifest);
+  console.log(`built ${NAME}.js, .js.map, .d.ts, .sources in ${relative(process.cwd(), out) || "."}`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await main();
+}

@@ -1,0 +1,150 @@
+/**
+ * `Requests`: what the server asks of this client, each answered once — client tool calls
+ * (through the handlers and the execution ledger) and consent prompts (through the application's
+ * consent handler).
+ *
+ * | delivered | first time | again, answered | again, unanswered |
+ * |---|---|---|---|
+ * | ToolUseRequest | run the handler, send its ToolUseResult | resend the ledger's answer, run nothing | running: its answer goes out when it ends; interrupted by a reload: see below |
+ * | ConsentRequest | ask, send the ConsentAnswer | resend the same answer, ask nobody | asking: nothing; interrupted by a reload: ask again |
+ *
+ * A page reload ends a handler mid-run. Its request stays in the saved ledger without an answer;
+ * when the conversation resumes (or the server sends the request again), a `read` tool runs again
+ * (reading twice is harmless) and any other is answered `execution_error`, as whether it took
+ * effect is unknown: a tool that may have written is never run twice.
+ *
+ * @module
+ */
+
+import { type ConsentHandler, decide } from "./consent.js";
+import type { ClientEvent } from "./events.js";
+import type { ConsentAnswer, ConsentRequest, Message, ToolUseRequest, ToolUseResult } from "./messages.js";
+import { type ClientState, packMessage, type RestoredState } from "./state.js";
+import { type ExecutionLedger, failure, type Handlers } from "./tools.js";
+
+const MAX_REMEMBERED = 1_000;
+
+/** What `Requests` needs from its client. */
+export interface RequestsIO {
+  /** Number, save and send a message (it waits in the outbox while disconnected). */
+  post(message: Message): void;
+  emit(event: ClientEvent): void;
+  onConsent: ConsentHandler | undefined;
+  /** Aborted when the client closes: handlers are canceled and nothing more is answered. */
+  signal: AbortSignal;
+}
+
+export class Requests {
+  private readonly consents = new Map<string, { request: ConsentRequest; answer?: ConsentAnswer }>();
+  private readonly asking = new Set<string>();
+  private readonly running = new Set<string>();
+
+  constructor(
+    private readonly handlers: Handlers,
+    private readonly ledger: ExecutionLedger,
+    private readonly io: RequestsIO,
+  ) {}
+
+  /** A ToolUseRequest to run here (`execution` "client" or "either"). */
+  tool(request: ToolUseRequest): void {
+    const entry = this.ledger.get(request.id);
+    if (entry === undefined) {
+      this.ledger.start(request);
+      void this.execute(request);
+    } else if (entry.result !== undefined) {
+      this.io.post(entry.result);
+      this.io.emit({ kind: "clientToolCall", request, result: entry.result, durationMs: 0, replayed: true });
+    } else if (!this.running.has(request.id)) {
+      this.interrupted(entry.request);
+    }
+  }
+
+  /** A ConsentRequest. */
+  consent(request: ConsentRequest): void {
+    const known = this.consents.get(request.id);
+    if (known === undefined) {
+      this.consents.set(request.id, { request });
+      this.forgetOldConsents();
+      void this.ask(request);
+    } else if (known.answer !== undefined) {
+      this.io.post(known.answer);
+    } else if (!this.asking.has(request.id)) {
+      void this.ask(request);
+    }
+  }
+
+  /** The conversation (re)opened: finish the calls and prompts a reload interrupted. */
+  resume(): void {
+    for (const entry of this.ledger.list()) {
+      if (entry.result === undefined && !this.running.has(entry.request.id)) this.interrupted(entry.request);
+    }
+    for (const { request, answer } of this.consents.values()) {
+      if (answer === undefined && !this.asking.has(request.id)) void this.ask(request);
+    }
+  }
+
+  /** The ledger and consent prompts, for `ClientState`. */
+  export(): Pick<ClientState, "ledger" | "consents"> {
+    return {
+      ledger: this.ledger.list().map(({ request, result }) => ({
+        request: packMessage(request),
+        ...(result !== undefined && { result: packMessage(result) }),
+      })),
+      consents: [...this.consents.values()].map(({ request, answer }) => ({
+        request: packMessage(request),
+        ...(answer !== undefined && { answer: packMessage(answer) }),
+      })),
+    };
+  }
+
+  /** Take back what `export()` saved. */
+  restore(state: RestoredState): void {
+    for (const entry of state.ledger) this.ledger.restore(entry);
+    for (const entry of state.consents) this.consents.set(entry.request.id, entry);
+  }
+
+  private interrupted(request: ToolUseRequest): void {
+    if (request.mode === "read") {
+      void this.execute(request);
+      return;
+    }
+    const message = `the client was reloaded while '${request.toolName}' ran; whether it took effect is unknown`;
+    this.answer(request, failure(request.id, "execution_error", message), 0);
+  }
+
+  private async execute(request: ToolUseRequest): Promise<void> {
+    this.running.add(request.id);
+    this.io.emit({ kind: "clientToolStarted", request });
+    const started = performance.now();
+    const result = await this.handlers.run(request, this.io.signal);
+    this.running.delete(request.id);
+    if (this.io.signal.aborted) return; // closed: the request stays open in the saved state
+    this.answer(request, result, performance.now() - started);
+  }
+
+  private answer(request: ToolUseRequest, result: ToolUseResult, durationMs: number): void {
+    const entry = this.ledger.get(request.id) ?? this.ledger.start(request);
+    entry.result = result;
+    entry.durationMs = durationMs;
+    this.io.post(result);
+    this.io.emit({ kind: "clientToolCall", request, result, durationMs, replayed: false });
+  }
+
+  private async ask(request: ConsentRequest): Promise<void> {
+    this.asking.add(request.id);
+    const answer = await decide(this.io.onConsent, request);
+    this.asking.delete(request.id);
+    if (this.io.signal.aborted) return;
+    const entry = this.consents.get(request.id);
+    if (entry !== undefined) entry.answer = answer;
+    this.io.post(answer);
+    this.io.emit({ kind: "consent", request, answer });
+  }
+
+  private forgetOldConsents(): void {
+    for (const [id, entry] of this.consents) {
+      if (this.consents.size <= MAX_REMEMBERED) return;
+      if (entry.answer !== undefined) this.consents.delete(id);
+    }
+  }
+}
