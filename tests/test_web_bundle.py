@@ -1,4 +1,4 @@
-"""The TypeScript client shipped in `toolwire/server/static/` is the build of `web/`, and its tests pass.
+"""The TypeScript client and the chat page shipped in `toolwire/server/static/` are the build of `web/`.
 
 `web/build.mjs` writes `toolwire-client.sources` next to the bundle: the sha256 of every input of
 the build and of every output. Checking it needs no Node.js, so it always runs and fails when
@@ -22,8 +22,27 @@ ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "web"
 STATIC = ROOT / "src" / "toolwire" / "server" / "static"
 MANIFEST = STATIC / "toolwire-client.sources"
-BUNDLE = ("toolwire-client.js", "toolwire-client.js.map", "toolwire-client.d.ts", "toolwire-client.sources")
-INPUTS = ("build.mjs", "package.json", "package-lock.json", "tsconfig.json", "tsconfig.lib.json", "src")
+# The manifest last: every other output is hashed in it.
+BUNDLE = (
+    "toolwire-client.js",
+    "toolwire-client.js.map",
+    "toolwire-client.d.ts",
+    "index.html",
+    "page.css",
+    "page.js",
+    "page.js.map",
+    "toolwire-client.sources",
+)
+INPUTS = (
+    "build.mjs",
+    "package.json",
+    "package-lock.json",
+    "tsconfig.json",
+    "tsconfig.lib.json",
+    "tsconfig.page.json",
+    "src",
+    "page",
+)
 REBUILD = "run `cd web && npm ci && npm run build` (or `make web`) and commit the result"
 
 

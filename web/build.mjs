@@ -5,7 +5,10 @@
 //   toolwire-client.js.map      its source map (sources relative to this directory)
 //   toolwire-client.d.ts        its types, one file (dts-bundle-generator, which also type-checks
 //                               src/ with tsconfig.lib.json: browser types only, no node)
-//   toolwire-client.sources     sha256 of every input of the build and of the three outputs, one
+//   index.html, page.css        the chat page served at `/` (copied from page/)
+//   page.js, page.js.map        its script (page/*.ts, type-checked with tsconfig.page.json: browser
+//                               types only), importing the library from ./toolwire-client.js
+//   toolwire-client.sources     sha256 of every input of the build and of every output above, one
 //                               `HASH  PATH` line per file (inputs relative to web/, outputs as
 //                               out/NAME), so that a check without npm tells when web/ or the
 //                               bundle changed and nobody rebuilt
@@ -20,11 +23,23 @@ import { fileURLToPath } from "node:url";
 
 import { build } from "esbuild";
 import { generateDtsBundle } from "dts-bundle-generator";
+import ts from "typescript";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SHIPPED = resolve(HERE, "../src/toolwire/server/static");
 const NAME = "toolwire-client";
-const INPUTS = ["build.mjs", "package.json", "package-lock.json", "tsconfig.json", "tsconfig.lib.json", "src"];
+const INPUTS = [
+  "build.mjs",
+  "package.json",
+  "package-lock.json",
+  "tsconfig.json",
+  "tsconfig.lib.json",
+  "tsconfig.page.json",
+  "src",
+  "page",
+];
+/** The page's files that are shipped as they are. */
+const PAGE_FILES = ["index.html", "page.css"];
 
 function option(name, fallback) {
   const at = process.argv.indexOf(name);
@@ -51,6 +66,50 @@ export function sourcesManifest() {
     .join("");
 }
 
+/** The page imports the library from ../src/index.js (for its types); in the browser it loads the shipped module. */
+const shippedLibrary = {
+  name: "shipped-library",
+  setup(build) {
+    build.onResolve({ filter: /\/src\/index\.js$/ }, () => ({ path: `./${NAME}.js`, external: true }));
+  },
+};
+
+/** Type-check page/ (esbuild only strips types); exits on an error. */
+function checkPageTypes() {
+  const host = { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => fail([d]) };
+  const config = ts.getParsedCommandLineOfConfigFile(join(HERE, "tsconfig.page.json"), {}, host);
+  const diagnostics = ts.getPreEmitDiagnostics(ts.createProgram(config.fileNames, config.options));
+  if (diagnostics.length > 0) fail(diagnostics);
+
+  function fail(found) {
+    const format = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => HERE, getNewLine: () => "\n" };
+    console.error(ts.formatDiagnosticsWithColorAndContext(found, format));
+    process.exit(1);
+  }
+}
+
+async function buildPage() {
+  checkPageTypes();
+  const result = await build({
+    absWorkingDir: HERE,
+    entryPoints: ["page/main.ts"],
+    outfile: join(SHIPPED, "page.js"),
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    sourcemap: "linked",
+    sourcesContent: true,
+    charset: "utf8",
+    write: false,
+    logLevel: "warning",
+    plugins: [shippedLibrary],
+  });
+  const outputs = result.outputFiles.map((file) => [relative(SHIPPED, file.path), file.contents]);
+  for (const name of PAGE_FILES) outputs.push([name, readFileSync(join(HERE, "page", name))]);
+  return outputs;
+}
+
 async function main() {
   const out = option("--out", SHIPPED);
   // Build as if into the shipped directory, whatever `out` is, so that the source map's paths
@@ -75,6 +134,7 @@ async function main() {
   })[0];
   const outputs = new Map(result.outputFiles.map((file) => [relative(SHIPPED, file.path), file.contents]));
   outputs.set(`${NAME}.d.ts`, new TextEncoder().encode(types));
+  for (const [name, contents] of await buildPage()) outputs.set(name, contents);
   mkdirSync(out, { recursive: true });
   let manifest = sourcesManifest();
   for (const [name, contents] of [...outputs].sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -82,7 +142,7 @@ async function main() {
     manifest += `${createHash("sha256").update(contents).digest("hex")}  out/${name}\n`;
   }
   writeFileSync(join(out, `${NAME}.sources`), manifest);
-  console.log(`built ${NAME}.js, .js.map, .d.ts, .sources in ${relative(process.cwd(), out) || "."}`);
+  console.log(`built ${[...outputs.keys()].sort().join(", ")}, ${NAME}.sources in ${relative(process.cwd(), out) || "."}`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
