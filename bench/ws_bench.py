@@ -18,8 +18,9 @@ clients run in this process, in one event loop (`anyio.run`, asyncio backend), w
 
 The toolwire client is minimal: the sans-I/O `Connection("client")` over a `websockets`
 connection; it answers each ToolUseRequest (`execution="client"`) with a ToolUseResult of the
-same id, then acknowledges what the frame delivered (`Connection.ack()` after each read, as
-docs/protocol.md says: "after it has acted on what receive() returned").
+same id, and acknowledges as the Python client does (docs/protocol.md): late, within
+`ACK_DELAY` of the first unacknowledged stanza (`toolwire.client.link.AckTimer`), or once
+`ACK_SOON` (16) stanzas wait, after the frame's work (its ToolUseResult written).
 
 What is measured (wall clock `time.perf_counter_ns`; server CPU is the server process's CPU clock,
 `clock_getcpuclockid`, read from this process):
@@ -27,8 +28,8 @@ What is measured (wall clock `time.perf_counter_ns`; server CPU is the server pr
 - TW-11: 10,000 sequential round trips per unit. Echo: the client's time from `send` to the echo's
   `recv`. toolwire: the client-side time between one ToolUseRequest's arrival and the next one's,
   while the server's driver calls `ClientHub.request` back to back: one full cycle of request
-  (numbered, persisted, written), the client's answer and acknowledgement, and the server taking
-  the result (decoded, delivered to the waiting call, persisted, acknowledged). Gated on that
+  (numbered, persisted, written), the client's answer, and the server taking the result (decoded,
+  delivered to the waiting call, persisted; both ends acknowledge late). Gated on that
   period. Also reported: the server-side `await hub.request(...)` duration (caller's view), the
   client's own work per request, server CPU per round trip.
 - TW-12: 100 connected clients, each doing sequential round trips (50 per client per unit);
@@ -83,6 +84,7 @@ from typing import IO, Any, Final
 import anyio
 from websockets.asyncio.client import ClientConnection, connect
 
+from toolwire.client.link import ACK_SOON, AckTimer
 from toolwire.protocol import (
     Configuration,
     Connection,
@@ -493,6 +495,7 @@ class ToolClient:
         self.work = array.array("q")
         """ns from a request's arrival to its result written (the client's own work)."""
         self.window: Window | None = None
+        self.acks = AckTimer(self._acknowledge)
 
     @classmethod
     @asynccontextmanager
@@ -510,7 +513,15 @@ class ToolClient:
                 raise RuntimeError(f"no Configuration from the server: {received!r}")
             for reply in received.replies:
                 await socket_.send(reply)
-            yield cls(socket_, connection, hello.conversation_id)
+            client = cls(socket_, connection, hello.conversation_id)
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.acks.run)
+                yield client
+                group.cancel_scope.cancel()
+
+    async def _acknowledge(self) -> None:
+        if (ack := self.connection.ack()) is not None:
+            await self.socket.send(ack)
 
     async def register(self) -> None:
         await self.socket.send(self.connection.send(RegisterTools(groups=(GROUP,))))
@@ -547,8 +558,11 @@ class ToolClient:
                     done = message
                 elif registration and type(message) is RegisterToolsResult:
                     done = message
-            if received.messages and (ack := connection.ack()) is not None:
-                await socket_.send(ack)
+            # As the Python client (`Link`): acknowledged within ACK_DELAY, or now once ACK_SOON wait.
+            if connection.unacknowledged >= ACK_SOON:
+                await self._acknowledge()
+            elif connection.unacknowledged:
+                self.acks.later()
             if received.close:
                 raise RuntimeError(f"the server closed the conversation: {received.errors!r}")
             if done is not None:
@@ -1247,8 +1261,9 @@ def render_markdown(result: dict[str, Any]) -> str:
         "client, deflate off). toolwire: `create_app`'s real `/ws` route with a `SqliteStore`, under uvicorn "
         "configured as `toolwire serve`; its round trip is the client-side time between consecutive "
         "ToolUseRequests while the server calls `ClientHub.request` back to back (request persisted and "
-        "written, the client's ToolUseResult and Acknowledgement, the result delivered, persisted and "
-        "acknowledged). Echo: `send` to `recv`. The ASGI echo (Starlette under uvicorn, same config) is a "
+        "written, the client's ToolUseResult, the result delivered and persisted; both ends acknowledge "
+        "late, every 16 stanzas or 0.2 s, as docs/protocol.md says). Echo: `send` to `recv`. The ASGI echo "
+        "(Starlette under uvicorn, same config) is a "
         "diagnostic: the share of the ASGI stack. Cells: median (p25–p75) across rounds; ratios per round.",
         "",
         "| id | metric | toolwire | `websockets` echo | ratio | ASGI echo | goal |",

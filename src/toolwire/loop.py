@@ -427,10 +427,9 @@ class Agent:
         store = self.store
         assistant = AssistantMessage(text, calls)
         history.append(assistant)
-        await store.append_messages(thread_id, [assistant])
         toolbox = self.toolbox if session is None else session.toolbox
         entries = [self._ledger_entry(thread_id, request_index, call, toolbox) for call in calls]
-        await store.record_calls(entries)
+        await store.record_batch(thread_id, assistant, entries)  # the message and the ledger, write-ahead
         if session is not None:
             session.request_ids.update((entry.call.id, entry.request_id) for entry in entries if entry.request_id)
         if session is None:
@@ -446,11 +445,10 @@ class Agent:
         for call in calls[len(runnable) :]:
             reason = f"Not run: the run reached its limit of {self.max_tool_calls} tool calls"
             results.append(ToolResult.canceled(call.id, reason, "system"))
-        for index, result in enumerate(results):
-            results[index] = await self._record_result(thread_id, result)
-        messages = [ToolResultMessage(call.name, result) for call, result in zip(calls, results, strict=True)]
+        # Ledger TERMINAL (the first result written wins) and transcript, in one transaction.
+        messages = await store.complete_batch(thread_id, calls, results)
+        results[:] = [message.result for message in messages]
         history.extend(messages)
-        await store.append_messages(thread_id, messages)
         if session is not None:
             await session.finish_batch([call.id for call in calls])
             if session.failed_fast is not None:

@@ -196,6 +196,31 @@ def test_ack_returns_none_when_nothing_new_was_seen():
     assert client.ack() is not None and client.ack() is None
 
 
+def test_unacknowledged_counts_what_was_seen_since_the_last_acknowledgement():
+    client, server = open_pair()
+    assert server.unacknowledged == 0
+    for n in range(3):
+        server.receive(client.send(_user(n)))
+    assert server.unacknowledged == 3
+    server.ack()
+    assert server.unacknowledged == 0
+
+
+def test_ack_upto_acknowledges_only_as_far_as_asked():
+    client, server = open_pair()
+    frames = [client.send(_user(n)) for n in range(4)]
+    for frame in frames:
+        server.receive(frame)
+    ack = server.ack(upto=2)  # e.g. what the server has persisted so far
+    assert ack is not None and decode(ack).message == Acknowledgement(acknowledged_stanza_id=2)
+    assert server.unacknowledged == 2
+    assert server.ack(upto=1) is None  # nothing beyond what was acknowledged already
+    assert server.ack(upto=99) is not None and server.unacknowledged == 0  # never beyond what was seen
+    client.receive(encode(Envelope(0, CONVERSATION, Acknowledgement(acknowledged_stanza_id=2))))
+    state = client.state()
+    assert state is not None and [stanza for stanza, _ in state.outbox] == [3, 4]
+
+
 def test_an_acknowledgement_of_a_stanza_never_sent_is_refused_with_105():
     client, server = open_pair()
     received = server.receive(encode(Envelope(0, CONVERSATION, Acknowledgement(acknowledged_stanza_id=-5))))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from server_support import IDE_GROUP, Server, peer, serve, stored_transcript
@@ -53,6 +55,15 @@ async def test_after_a_restart_the_request_is_sent_again_and_the_run_completes(t
     transcript = stored_transcript(second.data_dir, connection.conversation_id or "")
     validate_transcript(transcript)
     assert [m.call_id for m in transcript if isinstance(m, ToolResultMessage)] == ["c_expand", "c_weather", "c_open"]
+
+
+async def test_the_ledger_says_dispatched_once_the_request_is_persisted_to_be_sent(tmp_path: Path) -> None:
+    connection = Connection("client")
+    with serve(tmp_path) as first:
+        request = await dispatch_then_kill(first, connection)
+    with closing(sqlite3.connect(first.data_dir / "toolwire.sqlite3")) as db:
+        row = db.execute("SELECT state, request_id FROM ledger WHERE call_id = 'c_open'").fetchone()
+    assert row == ("dispatched", request.id)  # written with the outbox that holds the request
 
 
 async def test_a_result_the_client_kept_while_the_server_was_down_is_applied_once(tmp_path: Path) -> None:

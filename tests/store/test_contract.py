@@ -11,6 +11,7 @@ from toolwire import ToolCall, ToolResult
 from toolwire.envelopes import arguments_hash
 from toolwire.errors import UsageError
 from toolwire.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from toolwire.protocol import Sequencing
 from toolwire.store import CallState, LedgerEntry, Store
 from toolwire.store.memory import MemoryStore
 from toolwire.store.sqlite import SqliteStore
@@ -161,6 +162,46 @@ async def test_open_calls_lists_only_non_terminal_calls_in_recording_order(store
     ]
 
 
+# -- a batch's writes, each in one transaction ---------------------------------------------------
+
+
+async def test_record_batch_appends_the_message_and_writes_the_calls_ahead(store: Store) -> None:
+    asking = AssistantMessage("Looking it up", (LOOKUP, DELETE))
+    await store.append_messages("t1", [UserMessage("Weather?")])
+    await store.record_batch("t1", asking, [entry(LOOKUP), entry(DELETE)])
+    assert await store.load_messages("t1") == [UserMessage("Weather?"), asking]
+    assert [open_call.call.id for open_call in await store.open_calls("t1")] == [LOOKUP.id, DELETE.id]
+
+
+async def test_record_batch_keeps_existing_ids(store: Store) -> None:
+    await store.record_calls([entry(LOOKUP, mode="read")])
+    await store.record_batch("t1", AssistantMessage("", (LOOKUP,)), [entry(LOOKUP, mode="destructive")])
+    assert await store.get_call("t1", LOOKUP.id) == entry(LOOKUP, mode="read")
+
+
+async def test_complete_batch_records_results_and_appends_their_messages(store: Store) -> None:
+    results = [ToolResult.ok(LOOKUP.id, {"temperature": 21}), ToolResult.error(DELETE.id, "no such note")]
+    await store.record_calls([entry(LOOKUP), entry(DELETE)])
+    appended = [ToolResultMessage(LOOKUP.name, results[0]), ToolResultMessage(DELETE.name, results[1])]
+    assert await store.complete_batch("t1", [LOOKUP, DELETE], results) == appended
+    assert await store.load_messages("t1") == appended
+    assert await store.open_calls("t1") == []
+    assert await store.get_call("t1", DELETE.id) == entry(DELETE).finished(results[1])
+
+
+async def test_complete_batch_keeps_the_result_that_won_in_the_transcript(store: Store) -> None:
+    first = ToolResult.ok(LOOKUP.id, {"temperature": 21})
+    late = ToolResult.canceled(LOOKUP.id, "run canceled", "system")
+    unrecorded = ToolResult.ok(DELETE.id, "deleted")
+    await store.record_calls([entry(LOOKUP)])
+    await store.complete_call("t1", LOOKUP.id, first)
+    appended = [ToolResultMessage(LOOKUP.name, first), ToolResultMessage(DELETE.name, unrecorded)]
+    assert await store.complete_batch("t1", [LOOKUP, DELETE], [late, unrecorded]) == appended
+    assert await store.load_messages("t1") == appended
+    assert await store.get_call("t1", LOOKUP.id) == entry(LOOKUP).finished(first)
+    assert await store.get_call("t1", DELETE.id) is None
+
+
 # -- approvals, grants, denials ----------------------------------------------------------------
 
 
@@ -297,3 +338,49 @@ async def test_wire_state_round_trips_and_is_deleted_with_none(store: Store) -> 
     assert await store.load_wire_state("t1") == WIRE_STATE
     await store.save_wire_state("t1", None)
     assert await store.load_wire_state("t1") is None
+
+
+def sequencing(next_stanza: int, last_seen: int, first: int, *, conversation: str = "t1") -> Sequencing:
+    """A server's state whose outbox holds stanzas `first` .. `next_stanza - 1`."""
+    outbox = tuple((stanza, f"frame {stanza}".encode()) for stanza in range(first, next_stanza))
+    return Sequencing(
+        role="server", conversation_id=conversation, next_stanza=next_stanza, last_seen=last_seen, outbox=outbox
+    )
+
+
+async def test_a_sequencing_is_saved_as_its_dict_form(store: Store) -> None:
+    state = sequencing(4, 2, 2)
+    await store.save_wire_state("t1", state)
+    assert await store.load_wire_state("t1") == state.to_dict()
+
+
+async def test_each_save_replaces_the_whole_wire_state(store: Store) -> None:
+    states = [
+        sequencing(1, 0, 1),  # nothing sent yet
+        sequencing(2, 0, 1),  # a frame
+        sequencing(2, 1, 1),  # the client's stanza seen, nothing sent
+        sequencing(4, 1, 1),  # two more frames
+        sequencing(4, 2, 3),  # the first two acknowledged
+        sequencing(6, 3, 3),
+        sequencing(6, 3, 6),  # everything acknowledged
+        sequencing(8, 4, 7),
+        sequencing(9, 5, 8),  # a frame sent, the one before it acknowledged (the steady state)
+        sequencing(9, 5, 9),
+        sequencing(3, 1, 2),  # an older state again (a restored copy): replaces the newer one
+        sequencing(5, 4, 2, conversation="t1-renamed"),
+    ]
+    for state in states:
+        await store.save_wire_state("t1", state)
+        assert await store.load_wire_state("t1") == state.to_dict()
+        assert Sequencing.from_dict(await store.load_wire_state("t1") or {}) == state
+    assert await store.load_wire_state("t2") is None
+
+
+async def test_saving_the_wire_state_can_mark_calls_dispatched(store: Store) -> None:
+    await store.record_calls([entry(LOOKUP), entry(DELETE)])
+    await store.complete_call("t1", DELETE.id, ToolResult.ok(DELETE.id))
+    await store.save_wire_state("t1", sequencing(2, 0, 1), dispatched=[LOOKUP.id, DELETE.id, "unknown"])
+    found = await store.get_call("t1", LOOKUP.id)
+    assert found is not None and found.state is CallState.DISPATCHED
+    done = await store.get_call("t1", DELETE.id)
+    assert done is not None and done.state is CallState.TERMINAL  # never out of TERMINAL

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gc
+import json
 import logging
 import sqlite3
 import sys
 import textwrap
+import threading
 from contextlib import closing
 from pathlib import Path
 
@@ -14,9 +17,11 @@ import pytest
 
 from toolwire import ToolCall, ToolResult, UsageError
 from toolwire.envelopes import arguments_hash
+from toolwire.errors import EnvelopeError
 from toolwire.messages import AssistantMessage, UserMessage
+from toolwire.protocol import Sequencing
 from toolwire.store import CallState, LedgerEntry
-from toolwire.store.sqlite import _MIGRATIONS, FILENAME, SCHEMA_VERSION, SqliteStore
+from toolwire.store.sqlite import _CHECKPOINT_EVERY, _MIGRATIONS, FILENAME, SCHEMA_VERSION, SqliteStore
 
 CALL = ToolCall(id="call_1", name="lookup", arguments={"query": "weather in Paris"})
 HASH = arguments_hash(CALL.arguments)
@@ -179,3 +184,96 @@ async def test_a_version_1_file_is_migrated_and_keeps_its_threads(tmp_path: Path
         assert await store.thread_exists("t1")
         assert await store.load_client_state("t1") == {"groups": []}
     assert pragma(path, "user_version") == (SCHEMA_VERSION,)
+
+
+# -- the server's protocol state: frames one row each ------------------------------------------------
+
+
+def server_state(next_stanza: int, last_seen: int, first: int) -> Sequencing:
+    outbox = tuple((stanza, f"frame {stanza}".encode()) for stanza in range(first, next_stanza))
+    return Sequencing(role="server", conversation_id="t1", next_stanza=next_stanza, last_seen=last_seen, outbox=outbox)
+
+
+def stored_frames(path: Path) -> list[tuple[int, bytes]]:
+    with closing(sqlite3.connect(path)) as db:
+        return db.execute("SELECT stanza, frame FROM wire_outbox WHERE thread_id = 't1' ORDER BY stanza").fetchall()
+
+
+async def test_a_save_writes_the_new_frames_and_another_file_handle_reads_the_same_state(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    async with SqliteStore(path) as store:
+        for state in (server_state(2, 0, 1), server_state(3, 1, 1), server_state(4, 2, 1), server_state(4, 3, 3)):
+            await store.save_wire_state("t1", state)
+            async with SqliteStore(path) as reader:
+                assert await reader.load_wire_state("t1") == state.to_dict()
+        assert stored_frames(path) == [(3, b"frame 3")]  # the acknowledged frames are gone
+
+
+async def test_a_save_after_another_writers_save_rewrites_the_state(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    async with SqliteStore(path) as one, SqliteStore(path) as two:
+        await one.save_wire_state("t1", server_state(3, 0, 1))
+        await two.save_wire_state("t1", server_state(6, 2, 4))  # e.g. another server process took over
+        await one.save_wire_state("t1", server_state(7, 2, 2))  # what `one` remembers is stale
+        assert await two.load_wire_state("t1") == server_state(7, 2, 2).to_dict()
+        assert [stanza for stanza, _ in stored_frames(path)] == [2, 3, 4, 5, 6]
+
+
+async def test_a_mapping_that_is_not_a_sequencing_is_refused(tmp_path: Path) -> None:
+    async with SqliteStore(tmp_path / "db.sqlite3") as store:
+        for state in (
+            {"role": "server", "nextStanza": "3", "lastSeen": 0},
+            {"nextStanza": 3, "lastSeen": 0, "outbox": [[1, "!"]]},
+        ):
+            with pytest.raises(EnvelopeError, match="not a Sequencing state"):
+                await store.save_wire_state("t1", state)
+        assert await store.load_wire_state("t1") is None
+
+
+async def test_a_version_4_file_keeps_its_wire_states(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    state = server_state(5, 2, 3)
+    with closing(sqlite3.connect(path)) as db:
+        for migrate in _MIGRATIONS[:4]:
+            migrate(db)
+        db.execute(
+            "INSERT INTO wire_state (thread_id, state, updated_at) VALUES ('t1', ?, 0)", (json.dumps(state.to_dict()),)
+        )
+        db.execute("INSERT INTO wire_state (thread_id, state, updated_at) VALUES ('odd', '{\"outbox\": 1}', 0)")
+        db.execute("PRAGMA user_version = 4")
+        db.commit()
+    async with SqliteStore(path) as store:
+        assert await store.load_wire_state("t1") == state.to_dict()
+        assert await store.load_wire_state("odd") == {"outbox": 1}  # not a state this code wrote: as it was
+        await store.save_wire_state("t1", server_state(6, 3, 4))
+        assert await store.load_wire_state("t1") == server_state(6, 3, 4).to_dict()
+    assert stored_frames(path) == [(4, b"frame 4"), (5, b"frame 5")]
+
+
+async def test_checkpoints_run_in_a_thread_of_the_store_that_ends_with_it(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    before = {thread.name for thread in threading.enumerate()}
+    async with SqliteStore(path) as store:
+        size = path.stat().st_size  # commits go to the WAL; only a checkpoint writes the file itself
+        for index in range(_CHECKPOINT_EVERY + 1):
+            await store.append_messages("t1", [UserMessage(f"message {index}")])
+        assert "toolwire-sqlite-checkpoint" in {thread.name for thread in threading.enumerate()} - before
+        for _ in range(1000):
+            if path.stat().st_size > size:
+                break
+            await anyio.sleep(0.01)
+        assert path.stat().st_size > size
+    assert {thread.name for thread in threading.enumerate()} == before
+    async with SqliteStore(path) as store:
+        assert len(await store.load_messages("t1")) == _CHECKPOINT_EVERY + 1
+
+
+async def test_a_store_dropped_without_aclose_ends_its_checkpoint_thread(tmp_path: Path) -> None:
+    before = set(threading.enumerate())
+    store = SqliteStore(tmp_path / "db.sqlite3")
+    await store.create_thread("t1")
+    [thread] = [thread for thread in threading.enumerate() if thread not in before]
+    del store
+    gc.collect()
+    thread.join(timeout=5)
+    assert not thread.is_alive()

@@ -2,7 +2,9 @@
 
 The protocol's sans-I/O `Connection` does the numbering, the duplicates, the outbox and the
 replay; a link only shuttles bytes. What arrives goes to `receive`, one envelope at a time, and is
-acknowledged once `receive` returned for the whole frame. When the socket drops, the link dials
+acknowledged after `receive` returned for the whole frame: late (`AckTimer`: within `ACK_DELAY`,
+or at the next turn once `ACK_SOON` stanzas wait), and always before `aclose()` closes the
+socket. When the socket drops, the link dials
 again with backoff and resumes the conversation: `Connection.resume(state)` and
 `hello(conversation_id)`, after which the server replays what this end missed and this end
 replays what the server has not seen. `failed` is called once, when the link gives up.
@@ -13,7 +15,7 @@ from __future__ import annotations
 import logging
 import random
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -27,13 +29,17 @@ from .events import ConnectionClosed
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
-__all__ = ["HANDSHAKE_TIMEOUT", "Link", "Reconnect"]
+__all__ = ["ACK_DELAY", "ACK_SOON", "HANDSHAKE_TIMEOUT", "AckTimer", "Link", "Reconnect"]
 
 _log = logging.getLogger("toolwire.client")
 
 HANDSHAKE_TIMEOUT: Final = 10.0
 """Seconds to wait for the WebSocket upgrade, and then for the server's Configuration."""
 FEATURES: Final = ("clientTools", "consent", "runStatus", "resume")
+ACK_DELAY: Final = 0.2
+"""Seconds before this end acknowledges what it received (sooner once `ACK_SOON` stanzas wait)."""
+ACK_SOON: Final = 16
+"""Stanzas waiting for an Acknowledgement that make this end write one at once (half `ack_every`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,6 +57,54 @@ class Reconnect:
         if attempt <= 1:
             return 0.0
         return min(self.max_delay, self.initial_delay * self.factor ** (attempt - 2)) * random.uniform(0.5, 1.0)
+
+
+class AckTimer:
+    """Acknowledges late: `delay` seconds after the first stanza that waits for an Acknowledgement.
+
+    An Acknowledgement is one more frame each way (a `send` and a `recv`, the dearest part of a
+    client tool's round trip); written late, one covers every stanza of a busy stretch. Once
+    `ACK_SOON` stanzas wait, `soon()` writes it at the loop's next turn, after the work the
+    stanzas started (before `Connection.receive()` would write one by itself, at `ack_every`).
+    Nothing is lost by waiting: the peer keeps what is not acknowledged, and a resume replays
+    only what this end has not seen (its `lastSequenceSeen`).
+
+    Call `later()` (or `soon()`) after acting on what a frame delivered; run `run()` in a task for
+    as long as the connection lives. `acknowledge` writes the Acknowledgement.
+    """
+
+    def __init__(self, acknowledge: Callable[[], Awaitable[None]], delay: float = ACK_DELAY) -> None:
+        self.delay = delay
+        self._acknowledge = acknowledge
+        self._due = False
+        self._hurry = False
+        self._armed = anyio.Event()
+        self._waiting: anyio.CancelScope | None = None
+
+    def later(self) -> None:
+        """Something waits for its Acknowledgement: write one within `delay`."""
+        if not self._due:
+            self._due = True
+            self._armed.set()
+
+    def soon(self) -> None:
+        """Many stanzas wait: write the Acknowledgement at the loop's next turn."""
+        self._hurry = True
+        self.later()
+        if self._waiting is not None:
+            self._waiting.cancel()
+
+    async def run(self) -> None:
+        """Write the Acknowledgements as they come due (until cancelled)."""
+        while True:
+            await self._armed.wait()
+            self._armed = anyio.Event()
+            if not self._hurry:
+                with anyio.move_on_after(self.delay) as self._waiting:
+                    await anyio.sleep_forever()
+                self._waiting = None
+            self._due = self._hurry = False
+            await self._acknowledge()
 
 
 class _Redact(logging.Filter):
@@ -109,6 +163,7 @@ class Link:
         self._socket: ClientConnection | None = None
         self._send_lock = anyio.Lock()
         self._closing = False
+        self._acks = AckTimer(self._acknowledge)
 
     @property
     def conversation_id(self) -> str:
@@ -135,6 +190,14 @@ class Link:
 
     async def run(self, socket: ClientConnection) -> None:
         """Read until the socket drops, then reconnect and go on; returns once the link gave up."""
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._acks.run)
+            try:
+                await self._run(socket)
+            finally:
+                group.cancel_scope.cancel()
+
+    async def _run(self, socket: ClientConnection) -> None:
         from websockets.exceptions import ConnectionClosed as SocketClosed
 
         while True:
@@ -278,8 +341,9 @@ class Link:
         raise ConnectionClosed(f"gave up reconnecting after {self.reconnect.attempts} attempts: {last}")
 
     async def _read(self, socket: ClientConnection) -> None:
+        connection = self._connection
         async for data in socket:
-            received = self._connection.receive(_as_bytes(data))
+            received = connection.receive(_as_bytes(data))
             await self._write(socket, received.replies)
             for envelope in received.messages:
                 try:
@@ -291,8 +355,19 @@ class Link:
                 text = error.message if error is not None else "a protocol error"
                 code = error.code if error is not None else None
                 raise ConnectionClosed(f"the server closed the conversation: {text}", code=code)
-            # Acted on (a request is in the ledger, a prompt is being asked): acknowledge it.
-            if received.messages and (ack := self._connection.ack()) is not None:
+            # Acted on (a request is in the ledger, a prompt is being asked): acknowledge it, late.
+            if connection.unacknowledged >= ACK_SOON:
+                self._acks.soon()
+            elif connection.unacknowledged:
+                self._acks.later()
+
+    async def _acknowledge(self) -> None:
+        """Write an Acknowledgement of what was received (and acted on) so far, if the socket is up."""
+        from websockets.exceptions import ConnectionClosed as SocketClosed
+
+        socket = self._socket
+        if socket is not None and (ack := self._connection.ack()) is not None:
+            with suppress(SocketClosed, OSError):  # the reader sees the socket drop and reconnects
                 await self._write(socket, (ack,))
 
     async def _write(self, socket: ClientConnection, frames: Iterable[bytes]) -> None:

@@ -305,6 +305,11 @@ class ClientSession:
 
     def _dispatched(self, call_id: str) -> Callable[[], Awaitable[None]]:
         async def record() -> None:
+            # A channel that keeps its requests durably (the WebSocket server's outbox) marks the
+            # call DISPATCHED in the transaction that saved the request: writing it again would
+            # only repeat it, in a transaction of its own.
+            if getattr(self.hub.channel(self.thread_id), "records_dispatch", False) is True:
+                return
             await self.store.set_call_state(self.thread_id, call_id, CallState.DISPATCHED)
 
         return record

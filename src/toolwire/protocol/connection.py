@@ -11,9 +11,11 @@ Rules (docs/protocol.md, "Sequencing, acknowledgements and resume"):
   this connection, are not numbered, acknowledged or replayed.
 - A numbered stanza not beyond the last one seen from the peer is a duplicate and is dropped
   silently. Every numbered stanza that was delivered, or refused with an error, counts as seen.
-- `ack()` returns one cumulative Acknowledgement of everything seen; call it after acting on (and
-  persisting) what `receive()` returned, e.g. after each read burst. `receive()` also adds one by
-  itself when `ack_every` stanzas delivered by earlier calls are still unacknowledged.
+- `ack()` returns one cumulative Acknowledgement of everything seen (`ack(upto=n)`: up to stanza
+  n); call it after acting on (and persisting) what `receive()` returned, at once or later (an
+  I/O layer may let `unacknowledged` stanzas wait, so that one Acknowledgement covers several).
+  `receive()` also adds one by itself when `ack_every` stanzas delivered by earlier calls are
+  still unacknowledged.
 - An Acknowledgement of stanza n drops the frames up to |n| from the outbox; the others are
   resent, with their original stanza ids, after the peer's next handshake.
 - Handshake: the client's first frame is a Configuration (`hello()`); the server surfaces it, and
@@ -219,13 +221,24 @@ class Connection:
         self._seq.keep(frame)
         return frame if self._phase == "open" else b""
 
-    def ack(self) -> bytes | None:
-        """Return a cumulative Acknowledgement of every stanza seen, or None if nothing is new."""
+    @property
+    def unacknowledged(self) -> int:
+        """How many stanzas were seen since the last Acknowledgement this end wrote."""
+        return self._seq.unacknowledged()
+
+    def ack(self, upto: int | None = None) -> bytes | None:
+        """Return a cumulative Acknowledgement of every stanza seen, or None if nothing is new.
+
+        Args:
+            upto: Acknowledge only up to this stanza (absolute value), e.g. the last one whose
+                effects are persisted; None for every stanza seen.
+        """
         seq = self._seq
-        if self._phase != "open" or seq.conversation_id is None or seq.unacknowledged() <= 0:
+        last = seq.last_seen if upto is None else min(abs(upto), seq.last_seen)
+        if self._phase != "open" or seq.conversation_id is None or last <= seq.acked:
             return None
-        seq.acked = seq.last_seen
-        body = Acknowledgement(acknowledged_stanza_id=-self._sign * seq.last_seen)
+        seq.acked = last
+        body = Acknowledgement(acknowledged_stanza_id=-self._sign * last)
         return encode(Envelope(0, seq.conversation_id, body))
 
     # -- receiving ------------------------------------------------------------------------------

@@ -68,6 +68,11 @@ STATIC = Path(__file__).resolve().parent / "static"
 HANDSHAKE_TIMEOUT = 10.0
 """Seconds a connection may take to send its Configuration."""
 FEATURES = ("clientTools", "consent", "runStatus", "resume")
+ACK_DELAY = 0.2
+"""Seconds the server waits before acknowledging a client's stanzas (sooner once `ACK_SOON` wait)."""
+ACK_SOON = 16
+"""Client stanzas waiting for an Acknowledgement that make the server write one at once (half
+`Connection.ack_every`, so that `receive()` never has to, ahead of the frame it reads)."""
 
 
 def create_app(
@@ -159,11 +164,13 @@ class ToolwireServer:
 
         async with anyio.create_task_group() as runs:  # runs outlive the socket; wait for them
             await conversation.attach(connection, write)
+            acks = _Acknowledger(conversation, runs)
             try:
                 if await self._unfinished(conversation.thread_id):
                     conversation.start(runs, None)
-                await self._serve(websocket, connection, conversation, runs)
+                await self._serve(websocket, connection, conversation, runs, acks)
             finally:
+                acks.stop()
                 conversation.detach(write)
         await conversation.save()  # what the client acknowledged last is not replayed to the next one
         self._release(conversation)
@@ -251,24 +258,35 @@ class ToolwireServer:
         return bool(messages) and not (isinstance(messages[-1], TranscriptAnswer) and not messages[-1].tool_calls)
 
     async def _serve(
-        self, websocket: WebSocket, connection: Connection, conversation: ServerConversation, runs: TaskGroup
+        self,
+        websocket: WebSocket,
+        connection: Connection,
+        conversation: ServerConversation,
+        runs: TaskGroup,
+        acks: _Acknowledger,
     ) -> None:
         while (data := await _receive_bytes(websocket)) is not None:
+            # `receive()` acknowledges by itself once `ack_every` stanzas of earlier frames wait:
+            # each of those was persisted below before the next frame was read.
             received = connection.receive(data)
             for reply in received.replies:
                 await conversation.write_raw(reply)
             for envelope in received.messages:
                 await self._act(envelope, conversation, runs)
-            if received.messages or received.errors:  # a stanza was seen: persist, then acknowledge it
+            if received.messages or received.errors:  # a stanza was seen: persist it now, acknowledge it late
                 # Let the tasks these messages woke (a run given its client tool result) go first:
                 # if they send, the state they save covers this frame too, and `save()` skips it.
                 await anyio.lowlevel.checkpoint()
                 await conversation.save()  # what was seen is persisted before it is acknowledged
-                await conversation.write_raw(connection.ack())
+                if connection.unacknowledged >= ACK_SOON:
+                    await conversation.acknowledge()  # after what the frame woke: off its critical path
+                else:
+                    acks.later()
             # A frame that only acknowledged (or repeated) stanzas is not saved: the outbox it
             # trimmed is persisted with the next save, which precedes every frame the server writes;
             # until then a restart would only resend frames the client drops as duplicates.
             if received.close:
+                await conversation.acknowledge()
                 await _close(websocket, 1002)
                 return
 
@@ -335,6 +353,43 @@ class ToolwireServer:
             originating_id=envelope.stanza_id,
         )
         await conversation.send(error)
+
+
+class _Acknowledger:
+    """Acknowledges a connection's stanzas late: `ACK_DELAY` after the first unacknowledged one.
+
+    An Acknowledgement is one more frame each way (a `send` and a `recv`, the dearest part of a
+    round trip); deferred, one covers every stanza of a busy stretch, and `_serve` writes one at
+    once when `ACK_SOON` stanzas wait, which bounds the client's outbox. Acknowledging late never
+    loses anything: the client keeps what is not acknowledged, and a resume replays only what
+    the server has not seen (its persisted `lastSequenceSeen`). The timer is a task of `group`
+    that lives only while an Acknowledgement is due: an idle connection holds none.
+    (`toolwire.client.link.AckTimer` is the client's.)
+    """
+
+    def __init__(self, conversation: ServerConversation, group: TaskGroup) -> None:
+        self._conversation = conversation
+        self._group = group
+        self._timer: anyio.CancelScope | None = None
+        self._stopped = False
+
+    def later(self) -> None:
+        """A stanza was persisted: acknowledge it (with whatever follows) within `ACK_DELAY`."""
+        if self._timer is None and not self._stopped:
+            self._timer = anyio.CancelScope()
+            self._group.start_soon(self._acknowledge_after_delay, self._timer)
+
+    def stop(self) -> None:
+        """The connection is gone: acknowledge nothing more."""
+        self._stopped = True
+        if self._timer is not None:
+            self._timer.cancel()
+
+    async def _acknowledge_after_delay(self, timer: anyio.CancelScope) -> None:
+        with timer:
+            await anyio.sleep(ACK_DELAY)
+            self._timer = None  # what arrives from now on starts the next delay
+            await self._conversation.acknowledge()
 
 
 def _response(result: ToolUseResult) -> ClientToolResponse:

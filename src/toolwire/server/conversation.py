@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -102,29 +102,43 @@ class ServerConversation:
             self._writer = None
             self.agent.clients.detach(self.thread_id, self.channel)
 
-    async def save(self) -> None:
-        """Persist the protocol state (numbering, unacknowledged frames), unless it is saved already."""
+    async def save(self, dispatched: Sequence[str] = ()) -> None:
+        """Persist the protocol state (numbering, unacknowledged frames), unless it is saved already.
+
+        `dispatched`: client calls whose requests the outbox holds, marked DISPATCHED in the ledger
+        by the same transaction.
+        """
         state = self.connection.state()
         # The outbox is always a run of consecutive stanzas (frames are added at the end and dropped
         # from the front), so these numbers tell whether anything changed since the last save.
         key = None if state is None else (state.next_stanza, state.last_seen, len(state.outbox), state.outbox[:1])
-        if key is not None and key == self._saved:
+        if key is not None and key == self._saved and not dispatched:
             return
-        await self.agent.store.save_wire_state(self.thread_id, None if state is None else state.to_dict())
+        await self.agent.store.save_wire_state(self.thread_id, state, dispatched=dispatched)
         self._saved = key
+
+    async def acknowledge(self) -> None:
+        """Acknowledge what the client sent, as far as it is persisted (saved first if needed)."""
+        await self.save()
+        saved = self._saved
+        if saved is not None:
+            await self.write_raw(self.connection.ack(upto=saved[1]))
 
     def post(self, message: Message) -> None:
         """Number a message now; `flush()` persists and writes it (in numbering order)."""
         self._unwritten.append(self.connection.send(message))
 
-    async def flush(self) -> None:
-        """Persist the protocol state, then write the frames posted so far, in order."""
+    async def flush(self, dispatched: Sequence[str] = ()) -> None:
+        """Persist the protocol state, then write the frames posted so far, in order.
+
+        `dispatched`: client calls whose requests were posted (see `save`); they are marked even
+        when another task's flush wrote their requests first.
+        """
         await self._lock()
         try:
-            if not self._unwritten:
-                return
             frames, self._unwritten = self._unwritten, []
-            await self.save()  # nothing reaches the client that a restart would forget
+            if frames or dispatched:
+                await self.save(dispatched)  # nothing reaches the client that a restart would forget
             for frame in frames:
                 await self._write(frame)
         finally:
@@ -175,7 +189,7 @@ class ServerConversation:
         # whose tool runs too long can still answer `timeout` before the server gives up.
         invoke_ms = self.agent.client_tools.invoke_timeout * 1000
         timeout_ms = max(1, round(invoke_ms - min(1000.0, invoke_ms * 0.1)))
-        await self.send(
+        self.post(
             ToolUseRequest(
                 id=request.request_id,
                 tool_name=request.tool_name,
@@ -187,6 +201,8 @@ class ServerConversation:
                 mode=request.mode,
             )
         )
+        # The ledger's DISPATCHED goes with the outbox that holds the request (see `_Channel`).
+        await self.flush(dispatched=(request.call_id,))
 
     async def consent(self, request: PolicyConsentRequest) -> bool | PolicyConsentAnswer:
         """Ask the connected person (ConsentRequest) and wait for the ConsentAnswer."""
@@ -273,6 +289,10 @@ class ServerConversation:
 
 class _Channel:
     """The conversation as the agent's `ClientHub` sees it (`ClientChannel`, `ConsentChannel`)."""
+
+    records_dispatch = True
+    """A request sent here is durably in the outbox (replayed until acknowledged), and its call
+    is marked DISPATCHED in the transaction that saved it: `ClientSession` need not write it again."""
 
     def __init__(self, conversation: ServerConversation) -> None:
         self._conversation = conversation

@@ -16,11 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..envelopes import ToolCall, ToolResult
-from ..messages import Message
+from ..messages import Message, ToolResultMessage
 from ..policy import ApprovalStore
+
+if TYPE_CHECKING:  # the protocol package loads msgpack; a store takes its states without importing it
+    from ..protocol.sequencing import Sequencing
 
 __all__ = ["CallState", "LedgerEntry", "Store"]
 
@@ -99,6 +102,28 @@ class Store(ApprovalStore, Protocol):
         """Write calls to the ledger before they run (write-ahead); existing ids are kept."""
         ...
 
+    async def record_batch(self, thread_id: str, message: Message, entries: Sequence[LedgerEntry]) -> None:
+        """Append the message that asks for a batch of calls and write the calls to the ledger, atomically.
+
+        `append_messages(thread_id, [message])` and `record_calls(entries)` in one transaction:
+        the loop's write-ahead before a batch runs.
+        """
+        ...
+
+    async def complete_batch(
+        self, thread_id: str, calls: Sequence[ToolCall], results: Sequence[ToolResult]
+    ) -> list[ToolResultMessage]:
+        """Record each call's result and append one `ToolResultMessage` per call, atomically.
+
+        For each call in order: `complete_call` with its result (the first terminal result wins);
+        the message carries the result that won in the ledger (this one, or an earlier writer's;
+        this one when the call was never recorded).
+
+        Returns:
+            The messages appended, in the calls' order.
+        """
+        ...
+
     async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
         """Move a non-terminal call forward (e.g. to DISPATCHED); never out of TERMINAL.
 
@@ -131,10 +156,20 @@ class Store(ApprovalStore, Protocol):
         """Return the server's protocol state of the conversation (numbering, unacknowledged frames)."""
         ...
 
-    async def save_wire_state(self, thread_id: str, state: Mapping[str, Any] | None) -> None:
-        """Replace the conversation's protocol state (`Sequencing.to_dict()`); None deletes it.
+    async def save_wire_state(
+        self, thread_id: str, state: Sequencing | Mapping[str, Any] | None, *, dispatched: Sequence[str] = ()
+    ) -> None:
+        """Replace the conversation's protocol state (a `Sequencing` or its `to_dict()`); None deletes it.
 
         The server saves it before it writes a frame, so nothing it sent is lost with the process.
+        A store may write only what changed since its last save of the thread (the outbox gains
+        frames at its end and loses them at its start).
+
+        Args:
+            thread_id: The conversation.
+            state: The state to keep.
+            dispatched: Calls whose requests `state`'s outbox holds: moved to DISPATCHED (as
+                `set_call_state`) in the same transaction.
         """
         ...
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..envelopes import ToolResult
+from ..envelopes import ToolCall, ToolResult
 from ..errors import UsageError
-from ..messages import Message
+from ..messages import Message, ToolResultMessage
 from ..policy import MemoryApprovalStore
 from . import CallState, LedgerEntry
+
+if TYPE_CHECKING:
+    from ..protocol.sequencing import Sequencing
 
 __all__ = ["MemoryStore"]
 
@@ -28,7 +31,7 @@ class MemoryStore(MemoryApprovalStore):
         self._ledger: dict[str, dict[str, LedgerEntry]] = {}
         self._results: dict[str, dict[str, ToolResult]] = {}
         self._client_states: dict[str, str] = {}
-        self._wire_states: dict[str, str] = {}
+        self._wire_states: dict[str, str | Sequencing] = {}
 
     async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
         """Create the thread if it does not exist; True if it was created now."""
@@ -52,6 +55,9 @@ class MemoryStore(MemoryApprovalStore):
 
     async def append_messages(self, thread_id: str, messages: Sequence[Message]) -> None:
         """Append messages to the thread's transcript."""
+        self._append(thread_id, messages)
+
+    def _append(self, thread_id: str, messages: Sequence[Message]) -> None:
         transcript = self._messages.get(thread_id)
         if transcript is None:
             transcript = self._messages[thread_id] = []
@@ -59,11 +65,32 @@ class MemoryStore(MemoryApprovalStore):
 
     async def record_calls(self, entries: Sequence[LedgerEntry]) -> None:
         """Write calls to the ledger before they run; existing ids are kept."""
+        self._record(entries)
+
+    def _record(self, entries: Sequence[LedgerEntry]) -> None:
         for entry in entries:
             calls = self._ledger.get(entry.thread_id)
             if calls is None:
                 calls = self._ledger[entry.thread_id] = {}
             calls.setdefault(entry.call.id, entry)
+
+    async def record_batch(self, thread_id: str, message: Message, entries: Sequence[LedgerEntry]) -> None:
+        """Append the message that asks for a batch of calls and write the calls to the ledger."""
+        self._append(thread_id, (message,))
+        self._record(entries)
+
+    async def complete_batch(
+        self, thread_id: str, calls: Sequence[ToolCall], results: Sequence[ToolResult]
+    ) -> list[ToolResultMessage]:
+        """Record each call's result and append one `ToolResultMessage` per call (with the result that won)."""
+        messages: list[ToolResultMessage] = []
+        for call, result in zip(calls, results, strict=True):
+            if not self._complete(thread_id, call.id, result):
+                entry = await self.get_call(thread_id, call.id)
+                result = entry.result if entry is not None and entry.result is not None else result
+            messages.append(ToolResultMessage(call.name, result))
+        self._append(thread_id, messages)
+        return messages
 
     async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
         """Move a non-terminal call forward; TERMINAL comes only with a result (`complete_call`)."""
@@ -76,6 +103,9 @@ class MemoryStore(MemoryApprovalStore):
 
     async def complete_call(self, thread_id: str, call_id: str, result: ToolResult) -> bool:
         """Record the call's result; True if this was the first terminal result."""
+        return self._complete(thread_id, call_id, result)
+
+    def _complete(self, thread_id: str, call_id: str, result: ToolResult) -> bool:
         calls = self._ledger.get(thread_id)
         entry = None if calls is None else calls.get(call_id)
         if entry is None or entry.state is CallState.TERMINAL:
@@ -131,11 +161,19 @@ class MemoryStore(MemoryApprovalStore):
     async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
         """Return the server's protocol state of the conversation (None when there is none)."""
         saved = self._wire_states.get(thread_id)
-        return None if saved is None else json.loads(saved)
+        if saved is None:
+            return None
+        return json.loads(saved) if isinstance(saved, str) else saved.to_dict()
 
-    async def save_wire_state(self, thread_id: str, state: Mapping[str, Any] | None) -> None:
-        """Replace the conversation's protocol state; None deletes it."""
+    async def save_wire_state(
+        self, thread_id: str, state: Sequencing | Mapping[str, Any] | None, *, dispatched: Sequence[str] = ()
+    ) -> None:
+        """Replace the conversation's protocol state; None deletes it; move `dispatched` calls on."""
+        for call_id in dispatched:
+            await self.set_call_state(thread_id, call_id, CallState.DISPATCHED)
         if state is None:
             self._wire_states.pop(thread_id, None)
-        else:
+        elif isinstance(state, Mapping):
             self._wire_states[thread_id] = json.dumps(state, separators=(",", ":"))
+        else:  # immutable: kept as it is
+            self._wire_states[thread_id] = state

@@ -15,6 +15,10 @@ ledger, one-time approvals, grants and remembered denials, with `MemoryStore`'s 
 
 Calls run directly on the event loop thread: each is one short indexed statement or one small
 transaction (tens of microseconds in WAL mode), cheaper than a hop to a worker thread and back.
+Checkpoints (copying the WAL into the database file, with its `fsync`s: milliseconds) run in a
+background thread of the store on a connection of its own, every `_CHECKPOINT_EVERY` commits,
+so that no commit on the event loop waits for one; SQLite's automatic checkpoint stays on, at
+`_AUTOCHECKPOINT_PAGES`, in case that thread falls behind.
 It also means no other task can interleave between `BEGIN` and `COMMIT` on the shared
 connection, so no lock is needed, and a cancelled caller never leaves a write running in a
 worker. The cost: while another process holds the write lock, the loop blocks for up to
@@ -24,22 +28,29 @@ Nothing here logs message content, arguments or results.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
+import random
 import sqlite3
+import threading
 import time
+import weakref
 from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, Self, cast
 
 from ..envelopes import ToolCall, ToolResult
-from ..errors import UsageError
-from ..messages import Message, message_from_dict
+from ..errors import EnvelopeError, UsageError
+from ..messages import Message, ToolResultMessage, message_from_dict
 from ..policy import Grant
 from . import CallState, LedgerEntry
+
+if TYPE_CHECKING:
+    from ..protocol.sequencing import Sequencing
 
 __all__ = ["FILENAME", "SCHEMA_VERSION", "SqliteStore"]
 
@@ -90,11 +101,35 @@ def _migrate_to_4(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE wire_state (thread_id TEXT PRIMARY KEY, state TEXT NOT NULL, updated_at REAL NOT NULL)")
 
 
+def _migrate_to_5(db: sqlite3.Connection) -> None:
+    """Keep the server's unacknowledged frames one row each, so that a save writes only what changed.
+
+    `wire_state.state` keeps the rest (role, conversation, numbering) and `version` the token of
+    the save that last rewrote the frames. Each frame row also keeps the numbering of the save that
+    wrote it (the numbering only grows): a save that only adds a frame writes one row.
+    """
+    db.execute(
+        "CREATE TABLE wire_outbox (thread_id TEXT NOT NULL, stanza INTEGER NOT NULL, frame BLOB NOT NULL,"
+        " next_stanza INTEGER NOT NULL, last_seen INTEGER NOT NULL, PRIMARY KEY (thread_id, stanza)) WITHOUT ROWID"
+    )
+    db.execute("ALTER TABLE wire_state ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
+    for thread_id, text in db.execute("SELECT thread_id, state FROM wire_state").fetchall():
+        try:
+            state = json.loads(text)
+            header, frames = _wire_parts(state)
+        except (EnvelopeError, TypeError, ValueError):  # not a state this code wrote: left as it is
+            continue
+        numbering = (header["nextStanza"], header["lastSeen"])
+        db.executemany(_INSERT_FRAME, [(thread_id, stanza, frame, *numbering) for stanza, frame in frames.items()])
+        db.execute("UPDATE wire_state SET state = ? WHERE thread_id = ?", (_dumps(header), thread_id))
+
+
 _MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (
     _migrate_to_1,
     _migrate_to_2,
     _migrate_to_3,
     _migrate_to_4,
+    _migrate_to_5,
 )
 """`_MIGRATIONS[n]` brings a file from schema version `n` to `n + 1`; append, never edit."""
 
@@ -119,6 +154,27 @@ def _grant(row: Any) -> Grant:
 
 
 _LEDGER_COLUMNS: Final = "thread_id, call_id, request_index, state, execution, mode, deadline, call, result, request_id"
+# ON CONFLICT DO NOTHING rather than OR IGNORE: only a duplicate id is skipped silently.
+_RECORD: Final = (
+    f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (thread_id, call_id) DO NOTHING"
+)
+_COMPLETE: Final = "UPDATE ledger SET state = ?, result = ? WHERE thread_id = ? AND call_id = ? AND state != ?"
+_DISPATCH: Final = (
+    f"UPDATE ledger SET state = '{CallState.DISPATCHED.value}' WHERE thread_id = ? AND call_id = ? AND state != ?"
+)
+_INSERT_FRAME: Final = (
+    "INSERT INTO wire_outbox (thread_id, stanza, frame, next_stanza, last_seen) VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT (thread_id, stanza) DO UPDATE SET frame = excluded.frame,"
+    " next_stanza = excluded.next_stanza, last_seen = excluded.last_seen"
+)
+_NUMBERING: Final = ("nextStanza", "lastSeen")
+_CHECKPOINT_EVERY: Final = 200
+"""Write transactions between two background checkpoints (a few hundred WAL pages)."""
+_AUTOCHECKPOINT_PAGES: Final = 10_000
+"""WAL pages after which a commit checkpoints by itself (40 MB; the background thread goes first)."""
+_KEPT_OUTBOXES: Final = 1024
+"""Threads whose last saved outbox a store remembers, to write only what changed (the oldest are forgotten)."""
 
 
 def _ledger_row(entry: LedgerEntry) -> tuple[Any, ...]:
@@ -164,6 +220,7 @@ class SqliteStore:
             db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
+            db.execute(f"PRAGMA wal_autocheckpoint = {_AUTOCHECKPOINT_PAGES}")
             # On for later schema versions. Version 1 declares no foreign key: as in `MemoryStore`,
             # messages and ledger entries may be written for a thread before `create_thread`.
             db.execute("PRAGMA foreign_keys = ON")
@@ -172,6 +229,11 @@ class SqliteStore:
             db.close()
             raise
         self._db: sqlite3.Connection | None = db
+        self._busy_timeout = busy_timeout
+        self._commits = 0
+        self._checkpointer: _Checkpointer | None = None
+        self._outboxes: dict[str, _SavedWire] = {}
+        """Per thread, the `version` token and the outbox frames of this store's last save."""
 
     @classmethod
     def in_directory(cls, data_dir: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> SqliteStore:
@@ -190,7 +252,16 @@ class SqliteStore:
         return self._connection().execute(sql, params).fetchone()
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        return _transaction(self._connection())
+        db = self._connection()
+        if self._checkpointer is None:  # from the first write on (a store that only reads needs none)
+            self._checkpointer = _Checkpointer(self.path, self._busy_timeout)
+            # A store dropped without `aclose()` ends its thread too (the thread holds no reference to it).
+            weakref.finalize(self, self._checkpointer.stop, join=False)
+        self._commits += 1
+        if self._commits >= _CHECKPOINT_EVERY:
+            self._commits = 0
+            self._checkpointer.poke()
+        return _transaction(db)
 
     # -- threads and transcripts ----------------------------------------------------------------
 
@@ -221,13 +292,7 @@ class SqliteStore:
         """Append messages to the thread's transcript in one transaction."""
         bodies = [_dumps(message.to_dict()) for message in messages]
         with self._write() as db:
-            (start,) = db.execute(
-                "SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE thread_id = ?", (thread_id,)
-            ).fetchone()
-            db.executemany(
-                "INSERT INTO messages (thread_id, seq, body) VALUES (?, ?, ?)",
-                [(thread_id, start + offset, body) for offset, body in enumerate(bodies)],
-            )
+            _append(db, thread_id, bodies)
 
     # -- the call ledger ------------------------------------------------------------------------
 
@@ -235,12 +300,36 @@ class SqliteStore:
         """Write calls to the ledger before they run (write-ahead); existing ids are kept."""
         rows = [_ledger_row(entry) for entry in entries]
         with self._write() as db:
-            # ON CONFLICT DO NOTHING rather than OR IGNORE: only a duplicate id is skipped silently.
-            db.executemany(
-                f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (thread_id, call_id) DO NOTHING",
-                rows,
-            )
+            db.executemany(_RECORD, rows)
+
+    async def record_batch(self, thread_id: str, message: Message, entries: Sequence[LedgerEntry]) -> None:
+        """Append the message that asks for a batch of calls and write the calls to the ledger, in one transaction."""
+        body = _dumps(message.to_dict())
+        rows = [_ledger_row(entry) for entry in entries]
+        with self._write() as db:
+            _append(db, thread_id, [body])
+            db.executemany(_RECORD, rows)
+
+    async def complete_batch(
+        self, thread_id: str, calls: Sequence[ToolCall], results: Sequence[ToolResult]
+    ) -> list[ToolResultMessage]:
+        """Record each call's result and append one `ToolResultMessage` per call, in one transaction.
+
+        The first terminal result wins; each message carries the result that won. Returns the messages.
+        """
+        messages: list[ToolResultMessage] = []
+        with self._write() as db:
+            for call, result in zip(calls, results, strict=True):
+                cursor = db.execute(_COMPLETE, (_TERMINAL, _dumps(result.to_dict()), thread_id, call.id, _TERMINAL))
+                if cursor.rowcount != 1:  # an earlier result won (or the call was never recorded)
+                    row = db.execute(
+                        "SELECT result FROM ledger WHERE thread_id = ? AND call_id = ?", (thread_id, call.id)
+                    ).fetchone()
+                    if row is not None and row[0] is not None:
+                        result = ToolResult.from_dict(json.loads(row[0]))
+                messages.append(ToolResultMessage(call.name, result))
+            _append(db, thread_id, [_dumps(message.to_dict()) for message in messages])
+        return messages
 
     async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
         """Move a non-terminal call forward (e.g. to DISPATCHED); never out of TERMINAL.
@@ -260,10 +349,7 @@ class SqliteStore:
         """Record the call's result; True if this was the first terminal result (it wins)."""
         body = _dumps(result.to_dict())
         with self._write() as db:
-            cursor = db.execute(
-                "UPDATE ledger SET state = ?, result = ? WHERE thread_id = ? AND call_id = ? AND state != ?",
-                (_TERMINAL, body, thread_id, call_id, _TERMINAL),
-            )
+            cursor = db.execute(_COMPLETE, (_TERMINAL, body, thread_id, call_id, _TERMINAL))
         return cursor.rowcount == 1
 
     async def get_call(self, thread_id: str, call_id: str) -> LedgerEntry | None:
@@ -377,23 +463,96 @@ class SqliteStore:
 
     async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
         """Return the server's protocol state of the conversation (None when there is none)."""
-        row = self._one("SELECT state FROM wire_state WHERE thread_id = ?", (thread_id,))
-        return None if row is None else json.loads(row[0])
+        db = self._connection()
+        row = db.execute("SELECT state FROM wire_state WHERE thread_id = ?", (thread_id,)).fetchone()
+        if row is None:
+            return None
+        state = json.loads(row[0])
+        if "outbox" in state:  # written before schema version 5 and not migrated: as it was
+            return state
+        rows = db.execute(
+            "SELECT stanza, frame, next_stanza, last_seen FROM wire_outbox WHERE thread_id = ? ORDER BY stanza",
+            (thread_id,),
+        ).fetchall()
+        if rows:  # the numbering of the last save may be on its frame's row
+            state["nextStanza"] = max(state["nextStanza"], *(row[2] for row in rows))
+            state["lastSeen"] = max(state["lastSeen"], *(row[3] for row in rows))
+        state["outbox"] = [[stanza, base64.b64encode(frame).decode("ascii")] for stanza, frame, _, _ in rows]
+        return state
 
-    async def save_wire_state(self, thread_id: str, state: Mapping[str, Any] | None) -> None:
-        """Replace the conversation's protocol state in one transaction; None deletes it."""
+    async def save_wire_state(
+        self, thread_id: str, state: Sequencing | Mapping[str, Any] | None, *, dispatched: Sequence[str] = ()
+    ) -> None:
+        """Replace the conversation's protocol state in one transaction; None deletes it.
+
+        The frames of the outbox are rows of their own, and a save writes what changed since this
+        store's last save of the thread: it deletes the frames acknowledged meanwhile and inserts
+        the new ones, each row with the numbering (next stanza, last seen) as of its save; the
+        header only when no frame was added (the numbering moved, or rows that carried it went).
+        A save that sends one frame after the client acknowledged the last one touches one page.
+        When another writer saved the thread in between (the `version` token differs), or the
+        numbering went back, it rewrites everything.
+        `dispatched` calls move to DISPATCHED in the same transaction.
+
+        Raises:
+            EnvelopeError: A mapping that is not `Sequencing.to_dict()`'s form.
+        """
+        parts = None if state is None else _wire_parts(state)
         with self._write() as db:
-            if state is None:
+            if dispatched:
+                db.executemany(_DISPATCH, [(thread_id, call_id, _TERMINAL) for call_id in dispatched])
+            known = self._outboxes.pop(thread_id, None)
+            if parts is None:
                 db.execute("DELETE FROM wire_state WHERE thread_id = ?", (thread_id,))
+                db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
+                return
+            header, frames = parts
+            saved = _SavedWire(known.version if known is not None else 0, header, frames)
+            if known is not None and known.continued_by(saved):
+                row = db.execute("SELECT version FROM wire_state WHERE thread_id = ?", (thread_id,)).fetchone()
+                if row is None or row[0] != known.version:
+                    known = None  # another writer saved this thread since
             else:
+                known = None
+            numbering = (header["nextStanza"], header["lastSeen"])
+            if known is not None:
+                stored = known.frames
+                added = [
+                    (thread_id, stanza, frame, *numbering)
+                    for stanza, frame in frames.items()
+                    if (old := stored.get(stanza)) is not frame and old != frame
+                ]
+                gone = [(thread_id, stanza) for stanza in stored if stanza not in frames]
+                # An added row carries the numbering; without one, the header must (load takes the max).
+                if not added and (gone or numbering != (known.header["nextStanza"], known.header["lastSeen"])):
+                    db.execute(
+                        "UPDATE wire_state SET state = ?, updated_at = ? WHERE thread_id = ?",
+                        (_dumps(header), time.time(), thread_id),
+                    )
+                if gone:
+                    db.executemany("DELETE FROM wire_outbox WHERE thread_id = ? AND stanza = ?", gone)
+            else:
+                saved.version = random.getrandbits(62) + 1  # not a secret: tells this store's saves apart
                 db.execute(
-                    "INSERT INTO wire_state (thread_id, state, updated_at) VALUES (?, ?, ?)"
-                    " ON CONFLICT (thread_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
-                    (thread_id, _dumps(state), time.time()),
+                    "INSERT INTO wire_state (thread_id, state, updated_at, version) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (thread_id) DO UPDATE SET state = excluded.state,"
+                    " updated_at = excluded.updated_at, version = excluded.version",
+                    (thread_id, _dumps(header), time.time(), saved.version),
                 )
+                db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
+                added = [(thread_id, stanza, frame, *numbering) for stanza, frame in frames.items()]
+            if added:
+                db.executemany(_INSERT_FRAME, added)
+        # Remembered once committed: after a failed save nothing is, and the next one rewrites.
+        self._outboxes[thread_id] = saved
+        if len(self._outboxes) > _KEPT_OUTBOXES:
+            del self._outboxes[next(iter(self._outboxes))]
 
     async def aclose(self) -> None:
         """Close the connection; the store cannot be used afterwards. Closing twice is harmless."""
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+            self._checkpointer = None
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -405,6 +564,107 @@ class SqliteStore:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+def _append(db: sqlite3.Connection, thread_id: str, bodies: Sequence[str]) -> None:
+    """Append message bodies to a thread's transcript (inside a write transaction)."""
+    (start,) = db.execute("SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE thread_id = ?", (thread_id,)).fetchone()
+    db.executemany(
+        "INSERT INTO messages (thread_id, seq, body) VALUES (?, ?, ?)",
+        [(thread_id, start + offset, body) for offset, body in enumerate(bodies)],
+    )
+
+
+def _wire_parts(state: Sequencing | Mapping[str, Any]) -> tuple[dict[str, Any], dict[int, bytes]]:
+    """A protocol state as its stored parts: everything but the outbox (JSON), and the outbox's frames.
+
+    Raises:
+        EnvelopeError: A mapping that is not `Sequencing.to_dict()`'s form.
+    """
+    if not isinstance(state, Mapping):
+        header = {
+            "role": state.role,
+            "conversationId": state.conversation_id,
+            "nextStanza": state.next_stanza,
+            "lastSeen": state.last_seen,
+        }
+        return header, dict(state.outbox)
+    header = {key: value for key, value in state.items() if key != "outbox"}
+    try:
+        if not all(type(header.get(key)) is int for key in _NUMBERING):
+            raise ValueError("nextStanza and lastSeen must be integers")
+        outbox = cast("list[tuple[Any, Any]]", state.get("outbox") or [])
+        return header, {int(stanza): base64.b64decode(frame, validate=True) for stanza, frame in outbox}
+    except (TypeError, ValueError) as exc:
+        raise EnvelopeError(f"not a Sequencing state: {exc!r:.80}") from None
+
+
+class _SavedWire:
+    """What a store last saved of a conversation's protocol state (to write only what changes)."""
+
+    __slots__ = ("frames", "header", "version")
+
+    def __init__(self, version: int, header: dict[str, Any], frames: dict[int, bytes]) -> None:
+        self.version = version
+        self.header = header
+        self.frames = frames
+
+    def continued_by(self, new: _SavedWire) -> bool:
+        """True when `new` only moves on from this state: same end, numbering not gone back."""
+        old_header, new_header = self.header, new.header
+        return (
+            new_header["nextStanza"] >= old_header["nextStanza"]
+            and new_header["lastSeen"] >= old_header["lastSeen"]
+            and len(old_header) == len(new_header)
+            and all(new_header.get(key) == value for key, value in old_header.items() if key not in _NUMBERING)
+        )
+
+
+class _Checkpointer:
+    """A thread that checkpoints the WAL (PASSIVE) when poked, on a connection of its own.
+
+    PASSIVE never waits for the event loop's connection and never blocks its writes; the thread
+    spends its time in SQLite's C code (the GIL released), copying pages and in `fsync`.
+    """
+
+    def __init__(self, path: Path, busy_timeout: float) -> None:
+        self._path = path
+        self._busy_timeout = busy_timeout
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="toolwire-sqlite-checkpoint", daemon=True)
+        self._thread.start()
+
+    def poke(self) -> None:
+        """Checkpoint soon."""
+        self._wake.set()
+
+    def stop(self, *, join: bool = True) -> None:
+        """End the thread (after the checkpoint in progress, if any); wait for it unless `join` is false."""
+        self._stopping = True
+        self._wake.set()
+        if join and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        try:
+            db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            _log.warning("the background checkpoints of %s are off: %s", self._path, exc)
+            return
+        try:
+            db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+            while True:
+                self._wake.wait()
+                self._wake.clear()
+                if self._stopping:
+                    return
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                except sqlite3.Error as exc:  # e.g. another process checkpoints: SQLite's own ones still run
+                    _log.debug("a background checkpoint of %s failed: %s", self._path, exc)
+        finally:
+            db.close()
 
 
 @contextmanager

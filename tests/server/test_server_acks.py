@@ -1,0 +1,80 @@
+"""When the server acknowledges: late (`ACK_DELAY`), or at once when `ACK_SOON` stanzas wait.
+
+An in-process server (uvicorn on a loopback socket, as `toolwire serve`), so the delay can be set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+import uvicorn
+from server_support import TOKEN, Peer, peer
+
+import toolwire.server.app as app
+from toolwire import Agent
+from toolwire.protocol import ControlStop
+from toolwire.server import TokenAuth, create_app
+from toolwire.server.serve import listen
+from toolwire.store.sqlite import SqliteStore
+from toolwire.testing import ScriptedModel
+
+
+@asynccontextmanager
+async def in_process_server(tmp_path: Path) -> AsyncIterator[str]:
+    async with SqliteStore.in_directory(tmp_path / "data") as store:
+        agent = Agent(ScriptedModel(["hello"]), store=store)
+        listener = listen("127.0.0.1", 0)
+        host, port = listener.getsockname()[:2]
+        config = uvicorn.Config(create_app(agent, auth=TokenAuth.single(TOKEN)), lifespan="off", log_level="warning")
+        server = uvicorn.Server(config)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(server.serve, [listener])
+            for _ in range(1000):
+                if server.started:
+                    break
+                await anyio.sleep(0.01)
+            try:
+                yield f"ws://{host}:{port}/ws"
+            finally:
+                server.should_exit = True
+
+
+async def pump_until(client: Peer, done: Callable[[], bool], seconds: float = 10) -> float:
+    """Read (and act on) frames until `done()`; return how long it took."""
+    started = anyio.current_time()
+    with anyio.fail_after(seconds):
+        while not done():
+            with anyio.move_on_after(0.01):
+                data = await client.socket.recv()
+                assert isinstance(data, bytes)
+                for reply in client.connection.receive(data).replies:
+                    await client.socket.send(reply)
+    return anyio.current_time() - started
+
+
+def acknowledged(client: Peer) -> Callable[[], bool]:
+    def check() -> bool:
+        state = client.connection.state()
+        return state is not None and not state.outbox
+
+    return check
+
+
+async def test_a_stanza_is_acknowledged_after_the_delay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app, "ACK_DELAY", 0.2)
+    async with in_process_server(tmp_path) as url, peer(url) as client:
+        await client.send(ControlStop())
+        assert not acknowledged(client)()
+        assert 0.2 <= await pump_until(client, acknowledged(client))
+
+
+async def test_ack_soon_stanzas_are_acknowledged_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app, "ACK_DELAY", 60.0)
+    async with in_process_server(tmp_path) as url, peer(url) as client:
+        for _ in range(app.ACK_SOON):
+            await client.send(ControlStop())
+        assert await pump_until(client, acknowledged(client)) < 30
