@@ -1,6 +1,6 @@
 """A real `toolwire serve` subprocess for the client's tests, and a TCP proxy that can cut connections.
 
-Copied in spirit from tests/server/server_support.py, with an agent whose plan the test chooses:
+The server is started by tests/serving.py, with an agent whose plan the test chooses:
 a user message `plan: [["Tool", {...}], ...]` makes the model call those tools one by one, then
 answer "Done: <last value>" (or "Failed (<TYPE> <code>): <error>" when the last call failed).
 Any other message follows the plan of tests/server: expand IDE, get_weather, OpenFile.
@@ -9,20 +9,17 @@ Any other message follows the plan of tests/server: expand IDE, get_weather, Ope
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 from anyio.abc import SocketAttribute, SocketStream, TaskGroup
+
+from serving import Server, serve_app
 
 TOKEN = "client-test-token-0123456789abcdef"
 
@@ -96,41 +93,11 @@ def plan(*calls: tuple[str, dict[str, Any]]) -> str:
     return "plan:" + json.dumps([list(call) for call in calls])
 
 
-@dataclass
-class Server:
-    process: subprocess.Popen[str]
-    url: str
-
-
 @contextmanager
 def serve(tmp_path: Path) -> Iterator[Server]:
     """Start `toolwire serve` with the test agent on a free loopback port; stop it after."""
-    (tmp_path / "clientapp.py").write_text(APP_SOURCE)
-    command = [sys.executable, "-m", "toolwire.cli", "serve", "--app", "clientapp:make_agent", "--port", "0"]
-    command += ["--data-dir", str(tmp_path / "data"), "--token", TOKEN]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
-        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
-    )
-    assert process.stdout is not None
-    lines: list[str] = []
-    for line in process.stdout:
-        lines.append(line)
-        if match := re.search(r"serving (ws://\S+)", line):
-            break
-    else:
-        process.wait(timeout=10)
-        raise AssertionError("the server did not start:\n" + "".join(lines))
-    try:
-        yield Server(process, match.group(1))
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        process.stdout.close()
+    with serve_app(tmp_path, APP_SOURCE, "clientapp", token=TOKEN) as server:
+        yield server
 
 
 class Proxy:

@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import re
-import signal
 import sqlite3
-import subprocess
-import sys
 import textwrap
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, closing, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 from websockets.asyncio.client import ClientConnection, connect
 
+from serving import Server, serve_app
 from toolwire.messages import Message as TranscriptMessage
 from toolwire.messages import message_from_dict
 from toolwire.protocol import Configuration, Connection, Envelope, Message, MessageType
@@ -71,50 +66,11 @@ IDE_GROUP: dict[str, Any] = {
 }
 
 
-@dataclass
-class Server:
-    process: subprocess.Popen[str]
-    url: str
-    data_dir: Path
-
-    def kill(self) -> None:
-        """kill -9: no cleanup of any kind."""
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-
 @contextmanager
 def serve(tmp_path: Path, *extra: str, data_dir: Path | None = None) -> Iterator[Server]:
     """Start `toolwire serve --app agentapp:make_agent` on a free loopback port; stop it after."""
-    (tmp_path / "agentapp.py").write_text(APP_SOURCE)
-    data = data_dir or tmp_path / "data"
-    command = [sys.executable, "-m", "toolwire.cli", "serve", "--app", "agentapp:make_agent", "--port", "0"]
-    command += ["--data-dir", str(data), "--token", TOKEN, *extra]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
-        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
-    )
-    assert process.stdout is not None
-    lines: list[str] = []
-    for line in process.stdout:
-        lines.append(line)
-        if match := re.search(r"serving (ws://\S+)", line):
-            break
-    else:
-        process.wait(timeout=10)
-        raise AssertionError("the server did not start:\n" + "".join(lines))
-    server = Server(process, match.group(1), data)
-    try:
+    with serve_app(tmp_path, APP_SOURCE, "agentapp", *extra, token=TOKEN, data_dir=data_dir) as server:
         yield server
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-        process.stdout.close()
 
 
 class Peer:

@@ -76,15 +76,18 @@ class ConsentChannel(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class FallbackMessage:
-    """The call gets an Error result (`client_disconnected`) that the model can react to."""
-
+class _Templated:
     template: str = DEFAULT_FALLBACK_TEMPLATE
     """`{0}` is replaced by the tool's name."""
 
     def message(self, tool_name: str) -> str:
         """The result's message for a call of `tool_name`."""
         return self.template.replace("{0}", tool_name)
+
+
+@dataclass(frozen=True, slots=True)
+class FallbackMessage(_Templated):
+    """The call gets an Error result (`client_disconnected`) that the model can react to."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,14 +115,8 @@ class RetryWithBackoff:
 
 
 @dataclass(frozen=True, slots=True)
-class FailFast:
+class FailFast(_Templated):
     """The run ends with `ClientDisconnected`; the call still gets its Error result first."""
-
-    template: str = DEFAULT_FALLBACK_TEMPLATE
-
-    def message(self, tool_name: str) -> str:
-        """The result's message for a call of `tool_name`."""
-        return self.template.replace("{0}", tool_name)
 
 
 DisconnectionStrategy = FallbackMessage | RetryWithBackoff | FailFast

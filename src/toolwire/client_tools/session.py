@@ -23,7 +23,7 @@ from ..modes import ToolMode, classify_tool
 from ..store import CallState, LedgerEntry, Store
 from ..tools import Tool, Toolbox, ToolContext
 from .channel import ClientHub, ClientToolsConfig, FailFast, FallbackMessage, RetryWithBackoff, new_request_id
-from .definitions import Augmentation, ClientTool, ClientToolGroup, ClientToolRequest, content_to_data
+from .definitions import Augmentation, ClientTool, ClientToolGroup, ClientToolRequest, container_name, content_to_data
 from .state import ClientState
 from .validation import ArgumentValidator, validate_groups
 
@@ -218,10 +218,9 @@ class ClientSession:
         if name in self.toolbox or name in self.state.hidden:
             return None
         if (group := self.state.group_of(name)) is not None:
-            container_tool = next(c.tool_name for c in self.state.containers().values() if c.group is group)
             message = (
                 f"'{name}' belongs to the client tool group '{group.name}', which is collapsed; "
-                f"call '{container_tool}' first to make its tools available."
+                f"call '{container_name(group.name)}' first to make its tools available."
             )
             return ToolResult.error(call_id, message, code="unknown_tool")
         return None

@@ -100,16 +100,16 @@ class ErrorMessage:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class UserMessage:
-    """What the user said (type 2, client → server)."""
+class _Text:
+    """A whole text message: the user's (type 2) or the assistant's (type 3)."""
 
-    type: ClassVar[MessageType] = MessageType.USER_MESSAGE
+    type: ClassVar[MessageType]
     id: str
     """The message's id, unique in the conversation."""
     content: str
     """The text."""
     previous_id: str | None = None
-    """The id of the message this one follows."""
+    """The id of the message this one follows (a user's) or answers (the assistant's)."""
 
     def to_body(self) -> dict[str, Any]:
         """Return the wire body."""
@@ -118,7 +118,7 @@ class UserMessage:
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> Self:
         """Read a wire body."""
-        fields = Fields(body, "UserMessage")
+        fields = Fields(body, cls.__name__)
         return cls(
             id=fields.text("id", non_empty=True),
             content=fields.text("content"),
@@ -127,30 +127,17 @@ class UserMessage:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AssistantMessage:
+class UserMessage(_Text):
+    """What the user said (type 2, client → server)."""
+
+    type: ClassVar[MessageType] = MessageType.USER_MESSAGE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssistantMessage(_Text):
     """A complete, non-streamed answer (type 3, server → client)."""
 
     type: ClassVar[MessageType] = MessageType.ASSISTANT_MESSAGE
-    id: str
-    """The message's id, unique in the conversation."""
-    content: str
-    """The text."""
-    previous_id: str | None = None
-    """The id of the message this one answers."""
-
-    def to_body(self) -> dict[str, Any]:
-        """Return the wire body."""
-        return without_none({"id": self.id, "content": self.content, "previousId": self.previous_id})
-
-    @classmethod
-    def from_body(cls, body: Mapping[str, Any]) -> Self:
-        """Read a wire body."""
-        fields = Fields(body, "AssistantMessage")
-        return cls(
-            id=fields.text("id", non_empty=True),
-            content=fields.text("content"),
-            previous_id=fields.optional_text("previousId"),
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

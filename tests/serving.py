@@ -1,0 +1,60 @@
+"""Start a real `toolwire serve` subprocess on a free loopback port, for the server, client and browser tests."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    url: str
+    data_dir: Path
+
+    def kill(self) -> None:
+        """kill -9: no cleanup of any kind."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+
+@contextmanager
+def serve_app(
+    tmp_path: Path, app_source: str, module: str, *extra: str, token: str, data_dir: Path | None = None
+) -> Iterator[Server]:
+    """Write `app_source` as `module.py`, serve `module:make_agent`; stop the server after (SIGINT)."""
+    (tmp_path / f"{module}.py").write_text(app_source)
+    data = data_dir or tmp_path / "data"
+    command = [sys.executable, "-m", "toolwire.cli", "serve", "--app", f"{module}:make_agent", "--port", "0"]
+    command += ["--data-dir", str(data), "--token", token, *extra]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    assert process.stdout is not None
+    lines: list[str] = []
+    for line in process.stdout:
+        lines.append(line)
+        if match := re.search(r"serving (ws://\S+)", line):
+            break
+    else:
+        process.wait(timeout=10)
+        raise AssertionError("the server did not start:\n" + "".join(lines))
+    try:
+        yield Server(process, match.group(1), data)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+        process.stdout.close()
