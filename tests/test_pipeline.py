@@ -20,6 +20,7 @@ from toolwire import (
     ToolContext,
     ToolError,
     ToolResult,
+    guard,
     invoke,
     invoke_batch,
     tool,
@@ -656,6 +657,7 @@ async def test_batches_off_asyncio_run_in_an_anyio_task_group(monkeypatch: pytes
     import asyncio
 
     monkeypatch.setattr(asyncio, "current_task", lambda: None)  # as under trio
+    monkeypatch.setattr(guard, "_running_loop", lambda: None)  # and no asyncio loop for the deadlines
     calls = [call_of("get_slowly", "c0", n=0), call_of("get_now", "c1", n=1), call_of("get_now", "c2", n=2)]
     with anyio.fail_after(5):
         batch = await Pipeline(Toolbox([get_slowly, get_now]), max_concurrency=2).invoke_batch(calls)

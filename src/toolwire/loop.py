@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import secrets
 import time
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -37,10 +37,11 @@ from .events import ModelRequestStarted as ModelRequestStarted
 from .events import RunEvent as RunEvent
 from .events import RunFinished as RunFinished
 from .events import RunResult as RunResult
+from .guard import INTERRUPTED, guarded
 from .history import HistoryStrategy as HistoryStrategy
 from .history import TrimHistory as TrimHistory
 from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
-from .models import Model, ModelRequest, ModelResponse, TextDelta, ToolChoice
+from .models import Model, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice
 from .pipeline import Filter, Pipeline, ToolCallFinished, ToolCallStarted
 from .policy import ConsentHandler, PermissionPolicy
 from .store import LedgerEntry, Store
@@ -387,27 +388,28 @@ class Agent:
             tool_choice=self.tool_choice,
             request_index=request_index,
         )
+        response = await guarded(self._receive(self.model.stream(request), emit), None, cancellation)
+        return None if response is INTERRUPTED else response
+
+    async def _receive(
+        self, events: AsyncIterator[ModelEvent], emit: Callable[[RunEvent], None] | None
+    ) -> ModelResponse:
+        """Read the model's stream to its response, passing text deltas on to `emit`."""
         response: ModelResponse | None = None
-        events = self.model.stream(request)
         drained = False
-        with CancelScope() as scope:
-            cancellation.attach(scope)
-            try:
-                async for event in events:
-                    if isinstance(event, TextDelta):
-                        if emit is not None:
-                            emit(event)
-                    else:
-                        response = event
-                drained = True
-            finally:
-                cancellation.detach(scope)
-                # A stream left early (canceled, failed) must release what it holds, e.g. a connection.
-                if not drained and (aclose := getattr(events, "aclose", None)) is not None:
-                    with CancelScope(shield=True):
-                        await aclose()
-        if scope.cancelled_caught:
-            return None
+        try:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    if emit is not None:
+                        emit(event)
+                else:
+                    response = event
+            drained = True
+        finally:
+            # A stream left early (canceled, failed) must release what it holds, e.g. a connection.
+            if not drained and (aclose := getattr(events, "aclose", None)) is not None:
+                with CancelScope(shield=True):
+                    await aclose()
         if response is None:
             raise ProviderError(self.model.name, "the model's stream ended without a complete response")
         return response

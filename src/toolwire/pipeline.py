@@ -24,12 +24,12 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, Final
 
-import anyio
 from anyio import CancelScope, CapacityLimiter, create_task_group, to_thread
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from .envelopes import ToolCall, ToolResult
 from .errors import InvalidArguments, ToolError
+from .guard import INTERRUPTED, guarded
 from .invocation import (
     CallEvent,
     ConsentRequested,
@@ -355,21 +355,15 @@ class Pipeline:
         if tool.context_parameter is not None:
             tool_context = ToolContext(call.id, tool.name, ctx.thread_id, cancellation)
             kwargs = {**kwargs, tool.context_parameter: tool_context}
-        value: Any = None
         try:
-            # One scope ends the call at its deadline or when the caller cancels.
-            with CancelScope(deadline=anyio.current_time() + tool.timeout) as scope:
-                cancellation.attach(scope)
-                try:
-                    if tool.is_async:
-                        value = await tool.function(**kwargs)
-                    elif tool.inline:
-                        value = tool.function(**kwargs)
-                    else:
-                        job = partial(tool.function, **kwargs)
-                        value = await to_thread.run_sync(job, abandon_on_cancel=True)
-                finally:
-                    cancellation.detach(scope)
+            # The call ends at its deadline or when the caller cancels (nothing to arm if it never waits).
+            if tool.is_async:
+                value = await guarded(tool.function(**kwargs), tool.timeout, cancellation)
+            elif tool.inline:
+                value = tool.function(**kwargs)
+            else:
+                job = partial(tool.function, **kwargs)
+                value = await guarded(to_thread.run_sync(job, abandon_on_cancel=True), tool.timeout, cancellation)
         except ToolError as exc:
             ctx.result = ToolResult.error(
                 call.id,
@@ -393,7 +387,7 @@ class Pipeline:
             )
             ctx.result = ToolResult.error(call.id, f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__)
             return
-        if scope.cancelled_caught:
+        if value is INTERRUPTED:
             if tool_context is not None:
                 tool_context.stop()
             if cancellation.cancelled:

@@ -20,9 +20,7 @@ import hashlib
 import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, overload
-
-from anyio import CancelScope
+from typing import Any, Final, Generic, ParamSpec, Protocol, TypeVar, cast, overload
 
 from .envelopes import CanceledBy
 from .errors import CallCanceled, UsageError
@@ -41,6 +39,12 @@ DEFAULT_TIMEOUT: Final = 30.0
 _NAME: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
+class Interruptible(Protocol):
+    """What a `Cancellation` can stop: an anyio `CancelScope`, or a guarded call (`toolwire.guard`)."""
+
+    def cancel(self) -> Any: ...
+
+
 class Cancellation:
     """A way to cancel calls from outside, shared by the caller, the filters and the tools.
 
@@ -55,8 +59,8 @@ class Cancellation:
         self._by: CanceledBy = "user"
         # Usually one scope is attached at a time (the running call, or the model's stream): a
         # slot for it, and a set only for the calls of a batch that run together.
-        self._scope: CancelScope | None = None
-        self._more: set[CancelScope] | None = None
+        self._scope: Interruptible | None = None
+        self._more: set[Interruptible] | None = None
 
     @property
     def cancelled(self) -> bool:
@@ -83,7 +87,7 @@ class Cancellation:
         for scope in tuple(self._more or ()):
             scope.cancel()
 
-    def attach(self, scope: CancelScope) -> None:
+    def attach(self, scope: Interruptible) -> None:
         """Have `cancel()` cancel `scope` too (the runtime attaches each running call)."""
         if self._reason is not None:
             scope.cancel()
@@ -94,7 +98,7 @@ class Cancellation:
         else:
             self._more.add(scope)
 
-    def detach(self, scope: CancelScope) -> None:
+    def detach(self, scope: Interruptible) -> None:
         """Forget `scope` once its call has finished."""
         if self._scope is scope:
             self._scope = None
