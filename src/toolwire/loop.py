@@ -312,7 +312,8 @@ class Agent:
             await store.append_messages(thread_id, [user])
         elif not history or (isinstance(history[-1], AssistantMessage) and not history[-1].tool_calls):
             return None  # the thread's last run finished: nothing to resume
-        usage, calls_used, failures = Usage(), 0, dict[str, int]()
+        requests = input_tokens = output_tokens = calls_used = 0  # summed as ints: a Usage per turn costs
+        failures = dict[str, int]()
         reason: EndReason = "limit"
         output = detail = ""
         for request_index in range(self.max_requests):
@@ -325,7 +326,10 @@ class Agent:
             if response is None:
                 reason, detail = "canceled", cancellation.reason or ""
                 break
-            usage = usage + response.usage
+            used = response.usage
+            requests += used.requests
+            input_tokens += used.input_tokens
+            output_tokens += used.output_tokens
             calls = _fresh_ids(response.tool_calls, seen)
             if not calls:
                 output, reason = response.text, "answer"
@@ -342,7 +346,7 @@ class Agent:
             if cancellation.cancelled:
                 reason, detail = "canceled", cancellation.reason or ""
                 break
-            if (terminal := next((result for result in results if is_terminal_result(result)), None)) is not None:
+            if (terminal := _first_terminal(results)) is not None:
                 output, reason = terminal.message or "", "terminal_result"
                 break
             if results.terminate:
@@ -363,7 +367,7 @@ class Agent:
             thread_id=thread_id,
             transcript=history,
             new_messages=history[first_new:],
-            usage=usage,
+            usage=Usage(requests, input_tokens, output_tokens),
         )
         if emit is not None:
             emit(RunFinished(result))
@@ -622,8 +626,19 @@ class _Results(list[ToolResult]):
         self.terminate = terminate
 
 
+def _first_terminal(results: Sequence[ToolResult]) -> ToolResult | None:
+    for result in results:
+        if is_terminal_result(result):
+            return result
+    return None
+
+
 def _fresh_ids(calls: Sequence[ToolCall], seen: set[str]) -> tuple[ToolCall, ...]:
     """Give a new id to any call whose id is empty or already used in the thread."""
+    ids = {call.id for call in calls}
+    if "" not in ids and len(ids) == len(calls) and ids.isdisjoint(seen):
+        seen.update(ids)
+        return tuple(calls)  # the usual case: the model's own tuple, no copy
     fresh: list[ToolCall] = []
     for call in calls:
         if not call.id or call.id in seen:

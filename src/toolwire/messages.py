@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ._quick import quick_init
 from .envelopes import ToolCall, ToolResult
 from .errors import EnvelopeError
 
@@ -32,6 +33,7 @@ __all__ = [
 ]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class UserMessage:
     """A prompt from the user."""
@@ -44,6 +46,7 @@ class UserMessage:
         return {"role": "user", "content": self.content}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class AssistantMessage:
     """One model response: its text and the batch of tool calls it asked for."""
@@ -60,6 +63,7 @@ class AssistantMessage:
         return out
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolResultMessage:
     """The result of one tool call, sent back to the model."""
@@ -112,6 +116,7 @@ class ToolDefinition:
     parameters: Mapping[str, Any]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens and requests a run (or one model response) used."""

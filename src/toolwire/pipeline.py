@@ -84,7 +84,10 @@ class Batch:
     @property
     def terminate(self) -> bool:
         """True when a filter asked to end the run after this batch."""
-        return any(ctx.terminate for ctx in self.contexts)
+        for ctx in self.contexts:  # not any(<generator>): this runs once per turn
+            if ctx.terminate:
+                return True
+        return False
 
 
 class Pipeline:
@@ -200,7 +203,10 @@ class Pipeline:
         except InvalidArguments as exc:
             ctx.result = ToolResult.error(call.id, str(exc), code="invalid_parameters")
             return
-        if not await self._permit(ctx, tool, call):
+        permission = self.policy.decide(tool)
+        if permission.decision is Decision.ALLOW:  # the common case, without a coroutine
+            ctx.permission = permission
+        elif not await self._permit(ctx, tool, call):
             return
         ctx.announce()
         try:
@@ -216,11 +222,7 @@ class Pipeline:
             )
 
     async def _permit(self, ctx: InvocationContext, tool: Tool[..., Any], call: ToolCall) -> bool:
-        """Set `ctx.permission`; on a denial or a cancel during consent, set the result too."""
-        permission = self.policy.decide(tool)
-        if permission.decision is Decision.ALLOW:
-            ctx.permission = permission
-            return True
+        """Ask the policy (the decision was not Allow); on a denial or a cancel, set the result too."""
         try:
             # Waiting for a person: the caller's cancellation must be able to end the wait.
             with CancelScope() as scope:
@@ -410,7 +412,7 @@ class Pipeline:
                     f"'{tool.name}' returned a value that is not JSON ({type(value).__name__}): {exc}",
                     error_type=type(value).__name__,
                 )
-            result = ToolResult.ok(call.id, data)
+            result = ToolResult(call_id=call.id, data=data)
         if self.max_result_bytes and len(to_json(result.payload())) > self.max_result_bytes:
             return ToolResult.error(
                 call.id,

@@ -128,7 +128,7 @@ class Signature:
             InvalidArguments: With one problem per bad, missing or unexpected argument.
         """
         try:
-            return self.adapter.validate_python(arguments)
+            return self.adapter.validator.validate_python(arguments)  # the validator: no wrapper in between
         except ValidationError as exc:
             raise InvalidArguments(tool, describe_validation_error(exc, self.json_schema)) from None
 

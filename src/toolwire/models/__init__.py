@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Literal, Protocol
 
+from .._quick import quick_init
 from ..envelopes import ToolCall
 from ..errors import UsageError
 from ..messages import Message, ToolDefinition, Usage
@@ -35,6 +36,7 @@ ToolChoice = Literal["auto", "none", "required"] | str
 """`auto` (the model decides), `none`, `required` (some tool), or the name of one tool to call."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelRequest:
     """One request to a model: the conversation so far and the tools it may call."""
@@ -50,6 +52,7 @@ class ModelRequest:
     """Zero-based index of this request within the run."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """A piece of the answer's text, as it streams."""
@@ -57,6 +60,7 @@ class TextDelta:
     text: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelResponse:
     """The complete response: text, tool calls, usage. Always the last event of a stream."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .._quick import quick_init
 from ..envelopes import ToolCall, ToolResult
 from ..messages import Message, ToolResultMessage
 from ..policy import ApprovalStore
@@ -41,6 +42,7 @@ class CallState(StrEnum):
     """Has its one result."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LedgerEntry:
     """One call in the ledger."""
