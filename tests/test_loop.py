@@ -306,6 +306,48 @@ async def test_runs_of_one_thread_take_turns():
     assert order in (["start a", "end a", "start b", "end b"], ["start b", "end b", "start a", "end a"])
 
 
+async def test_waiting_runs_of_one_thread_go_in_arrival_order():
+    order: list[str] = []
+    gate = anyio.Event()
+
+    async def model(request: ModelRequest) -> str:
+        last = request.messages[-1]
+        assert isinstance(last, UserMessage)
+        order.append(last.content)
+        await gate.wait()
+        return "ok"
+
+    agent = Agent(FunctionModel(model))
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            for prompt in ("a", "b", "c"):
+                group.start_soon(run, agent, prompt, "t1")
+                await anyio.wait_all_tasks_blocked()
+            gate.set()
+    assert order == ["a", "b", "c"]
+
+
+async def test_a_run_cancelled_while_waiting_for_its_thread_does_not_block_it():
+    gate = anyio.Event()
+
+    async def model(request: ModelRequest) -> str:
+        await gate.wait()
+        return "ok"
+
+    agent = Agent(FunctionModel(model))
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, agent, "first", "t1")
+            await anyio.wait_all_tasks_blocked()
+            with anyio.CancelScope() as waiter:
+                waiter.cancel()
+                await run(agent, "second", thread="t1")  # waits behind "first", then is cancelled
+            gate.set()
+        after = await run(agent, "third", thread="t1")
+    assert waiter.cancelled_caught
+    assert after.output == "ok"
+
+
 async def test_crashed_batch_is_closed_as_canceled_by_system_on_the_next_run():
     store = MemoryStore()
     pending = call("get_weather", "c1", city="Rome")

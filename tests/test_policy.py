@@ -1,11 +1,22 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 
 import anyio
 import pytest
 
-from toolwire import ConsentAnswer, ConsentRequest, PermissionPolicy, ToolCall, ToolMode, UsageError, tool
+from toolwire import (
+    Cancellation,
+    ConsentAnswer,
+    ConsentRequest,
+    PermissionPolicy,
+    ToolCall,
+    ToolMode,
+    UsageError,
+    tool,
+)
+from toolwire.errors import CallCanceled
 from toolwire.policy import Decision
 
 
@@ -267,6 +278,33 @@ async def test_unanswered_consent_is_denied_after_timeout():
     policy = PermissionPolicy(consent=never, consent_timeout=0.01)
     permission = await policy.check(call_of("shell_run", command="ls"), shell_run)
     assert (permission.decision, permission.reason) == (Decision.DENY, "no answer within 0.01 s")
+
+
+async def test_a_cancellation_ends_the_wait_for_consent():
+    cancellation = Cancellation()
+
+    async def cancelled_while_asking(request: ConsentRequest) -> bool:
+        cancellation.cancel()
+        await anyio.sleep_forever()
+        return True
+
+    policy = PermissionPolicy(consent=cancelled_while_asking)
+    with anyio.fail_after(5), pytest.raises(CallCanceled):
+        await policy.check(call_of("shell_run", command="ls"), shell_run, cancellation=cancellation)
+
+
+async def test_a_consent_handler_may_return_any_awaitable():
+    def answers_with_a_future(request: ConsentRequest) -> Awaitable[bool]:
+        import asyncio
+
+        future = asyncio.get_running_loop().create_future()
+        future.set_result(True)
+        return future
+
+    permission = await PermissionPolicy(consent=answers_with_a_future).check(
+        call_of("shell_run", command="ls"), shell_run
+    )
+    assert permission.decision is Decision.ALLOW
 
 
 async def test_denials_and_consent_are_audited_without_arguments(caplog: pytest.LogCaptureFixture):

@@ -43,7 +43,7 @@ INTERRUPTED: Final = _Interrupted.INTERRUPTED
 
 
 async def guarded(
-    coroutine: Coroutine[Any, Any, T], seconds: float | None, cancellation: Cancellation
+    coroutine: Coroutine[Any, Any, T], seconds: float | None, cancellation: Cancellation | None = None
 ) -> T | Literal[_Interrupted.INTERRUPTED]:
     """Await `coroutine`; `INTERRUPTED` if `seconds` pass or `cancellation` fires first.
 
@@ -66,7 +66,8 @@ async def guarded(
     cancelling = task.cancelling()
     drive = _Drive(coroutine, step, task)
     timer = None if deadline is None else loop.call_at(deadline, drive.cancel)
-    cancellation.attach(drive)
+    if cancellation is not None:
+        cancellation.attach(drive)
     try:
         return await drive
     except asyncio.CancelledError:
@@ -77,7 +78,8 @@ async def guarded(
                 return INTERRUPTED
         raise
     finally:
-        cancellation.detach(drive)
+        if cancellation is not None:
+            cancellation.detach(drive)
         if timer is not None:
             timer.cancel()
         if drive.requested:  # asked for, and the coroutine finished anyway: take the request back
@@ -94,15 +96,17 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 
 async def _scoped(
-    coroutine: Coroutine[Any, Any, T], seconds: float | None, cancellation: Cancellation
+    coroutine: Coroutine[Any, Any, T], seconds: float | None, cancellation: Cancellation | None
 ) -> T | Literal[_Interrupted.INTERRUPTED]:
     deadline = float("inf") if seconds is None else current_time() + seconds
     with CancelScope(deadline=deadline) as scope:
-        cancellation.attach(scope)
+        if cancellation is not None:
+            cancellation.attach(scope)
         try:
             return await coroutine
         finally:
-            cancellation.detach(scope)
+            if cancellation is not None:
+                cancellation.detach(scope)
     if scope.cancelled_caught:
         return INTERRUPTED
     raise AssertionError("unreachable: a cancel scope that did not cancel returned no value")  # pragma: no cover

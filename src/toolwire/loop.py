@@ -120,7 +120,7 @@ class Agent:
         self.client_tools = client_tools if client_tools is not None else ClientToolsConfig()
         self.clients = ClientHub()
         """The clients attached to threads; a server calls `attach`, `detach` and `deliver` on it."""
-        self._locks: dict[str, tuple[anyio.Lock, list[int]]] = {}
+        self._waiting: dict[str, list[anyio.Event]] = {}
 
     async def run(
         self,
@@ -531,15 +531,17 @@ class Agent:
 
     def _ledger_entry(self, thread_id: str, request_index: int, call: ToolCall, toolbox: Toolbox) -> LedgerEntry:
         tool = toolbox.get(call.name)
-        client = tool is not None and tool.is_client
+        if tool is None or not tool.is_client:
+            mode = tool.mode.value if tool is not None else "external"
+            return LedgerEntry(thread_id=thread_id, call=call, request_index=request_index, mode=mode)
         return LedgerEntry(
             thread_id=thread_id,
             call=call,
             request_index=request_index,
-            execution="client" if client else "server",
-            mode=tool.mode.value if tool is not None else "external",
-            deadline=time.time() + tool.timeout if tool is not None else None,
-            request_id=new_request_id() if client else None,
+            execution="client",
+            mode=tool.mode.value,
+            deadline=time.time() + tool.timeout,  # what a re-send after a restart keeps to
+            request_id=new_request_id(),
         )
 
     def _over_budget(self, calls: Sequence[ToolCall], results: Sequence[ToolResult], failures: dict[str, int]) -> str:
@@ -587,18 +589,36 @@ class Agent:
 
     @asynccontextmanager
     async def _thread_turn(self, thread_id: str) -> AsyncGenerator[None]:
-        """Let one run at a time work on a thread (runs of other threads are not affected)."""
-        lock, users = self._locks.get(thread_id) or self._locks.setdefault(
-            thread_id, (anyio.Lock(fast_acquire=True), [0])
-        )
-        users[0] += 1
+        """Let one run at a time work on a thread (runs of other threads are not affected).
+
+        The thread's entry in `_waiting` is the queue of runs waiting for it: an empty list while one
+        run works alone (no lock object per run: a parked run stays small).
+        """
+        waiting = self._waiting.get(thread_id)
+        if waiting is None:
+            self._waiting[thread_id] = []
+        else:
+            turn = anyio.Event()
+            waiting.append(turn)
+            try:
+                await turn.wait()
+            except BaseException:
+                if turn.is_set():
+                    self._pass_turn(thread_id)  # handed the turn while being cancelled: hand it on
+                else:
+                    waiting.remove(turn)
+                raise
         try:
-            async with lock:
-                yield
+            yield
         finally:
-            users[0] -= 1
-            if not users[0]:
-                del self._locks[thread_id]
+            self._pass_turn(thread_id)
+
+    def _pass_turn(self, thread_id: str) -> None:
+        waiting = self._waiting[thread_id]
+        if waiting:
+            waiting.pop(0).set()
+        else:
+            del self._waiting[thread_id]
 
 
 @dataclass(frozen=True, slots=True)
@@ -620,6 +640,8 @@ _NO_CLIENT_INPUT: Final = _ClientInput((), (), False, None)
 
 class _Results(list[ToolResult]):
     """The results of a batch, in the calls' order, and whether a filter asked to end the run."""
+
+    __slots__ = ("terminate",)
 
     def __init__(self, results: Iterable[ToolResult], *, terminate: bool) -> None:
         super().__init__(results)

@@ -24,11 +24,11 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, Final
 
-from anyio import CancelScope, CapacityLimiter, create_task_group, to_thread
+from anyio import CapacityLimiter, create_task_group, to_thread
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from .envelopes import ToolCall, ToolResult
-from .errors import InvalidArguments, ToolError
+from .errors import CallCanceled, InvalidArguments, ToolError
 from .guard import INTERRUPTED, guarded
 from .invocation import (
     CallEvent,
@@ -225,18 +225,16 @@ class Pipeline:
         """Ask the policy (the decision was not Allow); on a denial or a cancel, set the result too."""
         try:
             # Waiting for a person: the caller's cancellation must be able to end the wait.
-            with CancelScope() as scope:
-                ctx.cancellation.attach(scope)
-                try:
-                    ctx.permission = await self.policy.check(
-                        call,
-                        tool,
-                        ctx.thread_id,
-                        on_ask=ctx.observer and _asker(ctx.observer),
-                        consent=self.consent,
-                    )
-                finally:
-                    ctx.cancellation.detach(scope)
+            ctx.permission = await self.policy.check(
+                call,
+                tool,
+                ctx.thread_id,
+                on_ask=ctx.observer and _asker(ctx.observer),
+                consent=self.consent,
+                cancellation=ctx.cancellation,
+            )
+        except CallCanceled:
+            ctx.permission = None
         except Exception as exc:  # a failing policy or approval store must not let the call through
             _log.exception("the permission check failed on call %s of tool %s", call.id, tool.name)
             reason = f"the permission check failed ({type(exc).__name__}: {exc})"

@@ -18,19 +18,22 @@ call is denied.
 from __future__ import annotations
 
 import fnmatch
+import inspect
 import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final, Literal, Protocol
-
-import anyio
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from .envelopes import ToolCall, arguments_hash
-from .errors import UsageError
+from .errors import CallCanceled, UsageError
+from .guard import INTERRUPTED, guarded
 from .modes import ToolMode
+
+if TYPE_CHECKING:
+    from .tools import Cancellation
 
 __all__ = [
     "ApprovalStore",
@@ -122,6 +125,8 @@ class ConsentAnswer:
     scope: Scope = "once"
     """`once` for this call only, `thread` for every call of this tool in the thread."""
 
+
+T = TypeVar("T")
 
 ConsentHandler = Callable[[ConsentRequest], Awaitable["bool | ConsentAnswer"]]
 
@@ -299,6 +304,7 @@ class PermissionPolicy:
         *,
         on_ask: Callable[[ConsentRequest], None] | None = None,
         consent: ConsentHandler | None = None,
+        cancellation: Cancellation | None = None,
     ) -> Permission:
         """Decide for one call and resolve an Ask; the result is Allow or Deny.
 
@@ -310,13 +316,17 @@ class PermissionPolicy:
             thread_id: The conversation (approvals, grants and denials are per thread).
             on_ask: Told right before the consent handler is asked (for progress events).
             consent: Asked instead of the policy's own handler (e.g. the client of the thread).
+            cancellation: Ends the wait for a person's answer.
+
+        Raises:
+            CallCanceled: `cancellation` fired while waiting for consent.
         """
         permission = self.decide(tool)
         if permission.decision is not Decision.ASK:
             if permission.decision is Decision.DENY:
                 _record("denied", call, tool, thread_id, permission)
             return permission
-        return await self._resolve(call, tool, thread_id, permission, on_ask, consent or self.consent)
+        return await self._resolve(call, tool, thread_id, permission, on_ask, consent or self.consent, cancellation)
 
     async def _resolve(
         self,
@@ -326,6 +336,7 @@ class PermissionPolicy:
         ask: Permission,
         on_ask: Callable[[ConsentRequest], None] | None,
         consent: ConsentHandler | None,
+        cancellation: Cancellation | None,
     ) -> Permission:
         store, name = self.store, tool.name
         digest = arguments_hash(call.arguments)
@@ -351,7 +362,7 @@ class PermissionPolicy:
         request = ConsentRequest(call, name, tool.mode, ask.reason, thread_id, tool.description, ask.allow_always)
         if on_ask is not None:
             on_ask(request)
-        answer = await self._ask_consent(consent, request)
+        answer = await self._ask_consent(consent, request, cancellation)
         if not answer.allow:
             reason = answer.reason or "the user refused"
             await store.remember_denial(thread_id, name, digest, reason)
@@ -364,21 +375,28 @@ class PermissionPolicy:
         _record("consent", call, tool, thread_id, permission)
         return permission
 
-    async def _ask_consent(self, consent: ConsentHandler, request: ConsentRequest) -> ConsentAnswer:
-        answer: bool | ConsentAnswer | None = None
+    async def _ask_consent(
+        self, consent: ConsentHandler, request: ConsentRequest, cancellation: Cancellation | None
+    ) -> ConsentAnswer:
         try:
-            with anyio.move_on_after(self.consent_timeout):
-                answer = await consent(request)
+            asking = consent(request)
+            if not inspect.iscoroutine(asking):  # any awaitable will do
+                asking = _awaited(asking)
+            answer = await guarded(asking, self.consent_timeout, cancellation)
         except Exception as exc:  # a broken handler must not let the call through
             logging.getLogger("toolwire.policy").exception("consent handler failed")
             return ConsentAnswer(False, f"asking for consent failed ({type(exc).__name__})")
+        if answer is INTERRUPTED:
+            if cancellation is not None and cancellation.cancelled:
+                raise CallCanceled(f"call {request.call.id} was canceled while waiting for consent")
+            return ConsentAnswer(False, f"no answer within {self.consent_timeout:g} s")
         match answer:
-            case None:
-                return ConsentAnswer(False, f"no answer within {self.consent_timeout:g} s")
             case bool():
                 return ConsentAnswer(answer)
             case ConsentAnswer():
                 return answer
+            case _:  # a handler breaking its type
+                return ConsentAnswer(False, f"the consent handler answered {answer!r}, not yes or no")
 
     # -- approvals and grants -------------------------------------------------------------------
 
@@ -439,3 +457,7 @@ def _record(event: str, call: ToolCall, tool: ToolInfo, thread_id: str | None, p
         "reason": permission.reason,
     }
     _audit.info("%s %s: %s", event, tool.name, permission.reason, extra={"toolwire": fields})
+
+
+async def _awaited(awaitable: Awaitable[T]) -> T:
+    return await awaitable

@@ -56,7 +56,8 @@ class LedgerEntry:
     mode: str = "external"
     """The tool's `ToolMode` value when the call was recorded."""
     deadline: float | None = None
-    """Absolute wall-clock deadline (seconds since the epoch), so a restart does not reset it."""
+    """For a client call: its absolute wall-clock deadline (seconds since the epoch), so a re-send
+    after a restart does not reset it. None for a server call (a restart closes those)."""
     request_id: str | None = None
     """For a client call: the id of its request to the client, kept so that a re-send after a
     reconnect or a restart carries the same id (the client de-duplicates by it)."""
