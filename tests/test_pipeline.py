@@ -216,6 +216,29 @@ async def test_result_too_large():
     assert (result.type, result.error_code) == (ResultType.ERROR, "result_too_large")
 
 
+@pytest.mark.parametrize(
+    ("value", "allowed"),
+    [
+        ("é" * 90, True),  # 180 bytes of JSON: the size is counted, not guessed
+        ("x" * 199, False),  # 201 bytes with its quotes
+        ("\x01" * 40, False),  # 6 bytes each once escaped
+        (10**250, False),  # an int is its own JSON form, but not always a small one
+        (2**63, True),
+        (1.5, True),
+        (None, True),
+    ],
+)
+async def test_the_result_size_limit_counts_the_json_of_plain_values(value: Any, allowed: bool):
+    @tool
+    async def get_value() -> Any:
+        return value
+
+    pipeline = Pipeline(Toolbox([get_value]), max_result_bytes=200)
+    result = await pipeline.invoke(call_of("get_value"))
+    assert (result.type is ResultType.SUCCESS) is allowed
+    assert result.data == value if allowed else result.error_code == "result_too_large"
+
+
 async def test_async_timeout_reports_the_deadline():
     result = await run("hang")
     assert (result.type, result.payload()) == (ResultType.TIMEOUT, {"timeout": {"durationMs": 10}})
@@ -499,6 +522,41 @@ async def test_batch_runs_read_calls_concurrently():
     with anyio.fail_after(5):
         batch = await invoke_batch([call_of("get_part", "a", n=1), call_of("get_part", "b", n=2)], Toolbox([get_part]))
     assert [result.data for result in batch.results] == [1, 2]
+
+
+async def test_a_waiting_call_in_the_middle_of_a_batch_runs_alongside_the_calls_after_it():
+    started: list[int] = []
+    last_started = anyio.Event()
+
+    @tool
+    async def get_item(n: int) -> int:
+        started.append(n)
+        if n == 3:
+            last_started.set()
+        if n == 2:
+            await last_started.wait()  # the call after it must start while this one waits
+        return n
+
+    calls = [call_of("get_item", f"c{n}", n=n) for n in (1, 2, 3)]
+    with anyio.fail_after(5):
+        batch = await invoke_batch(calls, Toolbox([get_item]))
+    assert started == [1, 2, 3]
+    assert [result.data for result in batch.results] == [1, 2, 3]
+
+
+async def test_calls_of_a_batch_that_never_wait_run_in_the_callers_task():
+    import asyncio
+
+    tasks: list[object] = []
+
+    @tool
+    async def get_task_name(n: int) -> int:
+        tasks.append(asyncio.current_task())
+        return n
+
+    calls = [call_of("get_task_name", f"c{n}", n=n) for n in range(3)]
+    await invoke_batch(calls, Toolbox([get_task_name]))
+    assert tasks == [asyncio.current_task()] * 3
 
 
 async def test_batch_runs_destructive_calls_alone_and_in_order():

@@ -19,7 +19,7 @@ scope.
 from __future__ import annotations
 
 import enum
-from collections.abc import Coroutine, Generator
+from collections.abc import Awaitable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from anyio import CancelScope, current_time
@@ -29,7 +29,7 @@ from .tools import Cancellation
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["INTERRUPTED", "guarded"]
+__all__ = ["INTERRUPTED", "guarded", "resume"]
 
 T = TypeVar("T")
 
@@ -86,6 +86,11 @@ async def guarded(
             task.uncancel()
 
 
+def resume(coroutine: Coroutine[Any, Any, T], step: Any) -> Awaitable[T]:
+    """Await the rest of `coroutine`, whose first step (`coroutine.send(None)`) yielded `step`."""
+    return _Drive(coroutine, step, None)
+
+
 def _running_loop() -> asyncio.AbstractEventLoop | None:
     import asyncio
 
@@ -117,7 +122,7 @@ class _Drive:
 
     __slots__ = ("_coroutine", "_running", "_step", "_task", "fired", "requested")
 
-    def __init__(self, coroutine: Coroutine[Any, Any, Any], step: Any, task: asyncio.Task[Any]) -> None:
+    def __init__(self, coroutine: Coroutine[Any, Any, Any], step: Any, task: asyncio.Task[Any] | None) -> None:
         self._coroutine = coroutine
         self._step = step
         self._task = task
@@ -138,6 +143,7 @@ class _Drive:
         # Called only while the task waits in `__await__` (or is about to): the CancelledError
         # the task raises lands there, never after `guarded` has returned.
         self.requested = True
+        assert self._task is not None, "resume() is not interruptible"
         self._task.cancel()
 
     def __await__(self) -> Generator[Any, Any, Any]:

@@ -458,9 +458,16 @@ class Agent:
         if session is not None:
             await session.finish_batch([call.id for call in calls])
             if session.failed_fast is not None:
-                raise ClientDisconnected(
-                    f"the client of thread {thread_id} is gone; '{session.failed_fast}' could not run (FailFast)"
+                # Name the first such call in the model's order (calls of a batch fail together).
+                name = next(
+                    (
+                        call.name
+                        for call, result in zip(calls, results, strict=True)
+                        if result.error_code == "client_disconnected"
+                    ),
+                    session.failed_fast,
                 )
+                raise ClientDisconnected(f"the client of thread {thread_id} is gone; '{name}' could not run (FailFast)")
         return results
 
     async def _run_client_batch(

@@ -29,7 +29,7 @@ from pydantic_core import PydanticSerializationError, to_json, to_jsonable_pytho
 
 from .envelopes import ToolCall, ToolResult
 from .errors import CallCanceled, InvalidArguments, ToolError
-from .guard import INTERRUPTED, guarded
+from .guard import INTERRUPTED, guarded, resume
 from .invocation import (
     CallEvent,
     ConsentRequested,
@@ -66,6 +66,7 @@ _log = logging.getLogger("toolwire.pipeline")
 MAX_RESULT_BYTES: Final = 256 * 1024
 MAX_ARGUMENT_BYTES: Final = 16 * 1024
 _EXCLUSIVE: Final = frozenset((ToolMode.DESTRUCTIVE, ToolMode.LOCAL))
+_INT_BOUND: Final = 1 << 64
 
 
 class Batch:
@@ -178,15 +179,17 @@ class Pipeline:
             tool_count=tool_count,
             observer=observer,
         )
-        if observer is None:
-            await self._run(ctx)
-            return ctx
-        await self._run(ctx)
-        ctx.announce()
-        assert ctx.result is not None
-        duration_ms = (time.perf_counter() - ctx.started_at) * 1000
-        observer(ToolCallFinished(call, ctx.result, duration_ms, request_index, tool_index))
+        await self._settle(ctx)
         return ctx
+
+    async def _settle(self, ctx: InvocationContext) -> None:
+        """Run one call to its result and tell the observer it finished."""
+        await self._run(ctx)
+        if (observer := ctx.observer) is not None:
+            ctx.announce()
+            assert ctx.result is not None
+            duration_ms = (time.perf_counter() - ctx.started_at) * 1000
+            observer(ToolCallFinished(ctx.tool_call, ctx.result, duration_ms, ctx.request_index, ctx.tool_index))
 
     async def _run(self, ctx: InvocationContext) -> None:
         call, cancellation = ctx.tool_call, ctx.cancellation
@@ -264,25 +267,14 @@ class Pipeline:
         cancellation = Cancellation() if cancellation is None else cancellation
         count = len(calls)
         if count == 1:  # the common reply: no task, no segments
-            if observer is None:  # and `run`'s work without its coroutine: one frame less per call in flight
-                ctx = InvocationContext(
-                    calls[0], thread_id=thread_id, cancellation=cancellation, request_index=request_index
-                )
-                await self._run(ctx)
-            else:
-                ctx = await self.run(
-                    calls[0],
-                    thread_id=thread_id,
-                    cancellation=cancellation,
-                    request_index=request_index,
-                    observer=observer,
-                )
+            ctx = InvocationContext(
+                calls[0], thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=observer
+            )
+            await (self._run(ctx) if observer is None else self._settle(ctx))  # one frame less without events
             return Batch([ctx])
-        contexts: list[InvocationContext | None] = [None] * count
-
-        async def run_one(index: int) -> None:
-            contexts[index] = await self.run(
-                calls[index],
+        contexts = [
+            InvocationContext(
+                call,
                 thread_id=thread_id,
                 cancellation=cancellation,
                 request_index=request_index,
@@ -290,11 +282,8 @@ class Pipeline:
                 tool_count=count,
                 observer=observer,
             )
-
-        async def run_limited(index: int, limiter: CapacityLimiter) -> None:
-            async with limiter:
-                await run_one(index)
-
+            for index, call in enumerate(calls)
+        ]
         start = 0
         while start < count:
             end = start + 1
@@ -302,29 +291,54 @@ class Pipeline:
                 while end < count and not self._exclusive(calls[end]):
                     end += 1
             if end - start == 1:
-                await run_one(start)  # one call: no task, no limiter
+                await self._settle(contexts[start])  # one call: no task, no limiter
             else:
-                # A limiter only when the segment is larger than the cap (acquiring one yields).
-                limiter = CapacityLimiter(self.max_concurrency) if end - start > self.max_concurrency else None
-                import asyncio  # loaded by then when running on asyncio; not at toolwire's import
-
-                if asyncio.current_task() is not None:
-                    # On asyncio, the standard task group: an anyio one costs ~11 µs more per task
-                    # (a cancel scope, an event and a wrapper coroutine each). `run` never raises
-                    # for a call's failure, so the two differ only when the whole batch is
-                    # cancelled from outside: each call's task is then cancelled once, natively.
-                    async with asyncio.TaskGroup() as tasks:
-                        for index in range(start, end):
-                            tasks.create_task(run_one(index) if limiter is None else run_limited(index, limiter))
-                else:
-                    async with create_task_group() as group:
-                        for index in range(start, end):
-                            if limiter is None:
-                                group.start_soon(run_one, index)
-                            else:
-                                group.start_soon(run_limited, index, limiter)
+                await self._together(contexts[start:end])
             start = end
-        return Batch([ctx for ctx in contexts if ctx is not None])
+        return Batch(contexts)
+
+    async def _together(self, contexts: list[InvocationContext]) -> None:
+        """Run calls concurrently (up to `max_concurrency` at once).
+
+        On asyncio each call starts in the current task: a call that finishes without waiting
+        (most do) needs no task of its own. The first call that waits goes on in this task while
+        the calls after it get a task each, all in one `asyncio.TaskGroup` (an anyio task group
+        costs ~11 µs more per task). `_settle` never raises for a call's failure, so only a
+        cancellation of the whole batch from outside ends the group early.
+        """
+        import asyncio  # loaded by then when running on asyncio; not at toolwire's import
+
+        if len(contexts) > self.max_concurrency:
+            limiter = CapacityLimiter(self.max_concurrency)  # acquiring one yields: only when needed
+
+            async def limited(ctx: InvocationContext) -> None:
+                async with limiter:
+                    await self._settle(ctx)
+
+            async with create_task_group() as group:
+                for ctx in contexts:
+                    group.start_soon(limited, ctx)
+            return
+        try:
+            on_asyncio = asyncio.current_task() is not None
+        except RuntimeError:  # no asyncio loop: trio
+            on_asyncio = False
+        if not on_asyncio:
+            async with create_task_group() as group:
+                for ctx in contexts:
+                    group.start_soon(self._settle, ctx)
+            return
+        for position, ctx in enumerate(contexts):
+            settling = self._settle(ctx)
+            try:
+                step = settling.send(None)
+            except StopIteration:
+                continue  # finished without waiting
+            async with asyncio.TaskGroup() as tasks:
+                for later in contexts[position + 1 :]:
+                    tasks.create_task(self._settle(later))
+                await resume(settling, step)
+            return
 
     def _exclusive(self, call: ToolCall) -> bool:
         tool = self.toolbox.get(call.name)
@@ -399,6 +413,8 @@ class Pipeline:
         ctx.result = self._to_result(call, tool, value)
 
     def _to_result(self, call: ToolCall, tool: Tool[..., Any], value: Any) -> ToolResult:
+        if _small_json(value, self.max_result_bytes):  # the common value: its own JSON form, within the limit
+            return ToolResult(call_id=call.id, data=value)
         if isinstance(value, ToolResult):
             result = value.with_call_id(call.id)
         else:
@@ -419,6 +435,15 @@ class Pipeline:
                 code="result_too_large",
             )
         return result
+
+
+def _small_json(value: object, limit: int) -> bool:
+    """True for a value that is its own JSON form and surely within `limit` bytes (0: no limit)."""
+    if type(value) is str:
+        return not limit or len(value) * 6 + 2 <= limit  # at most 6 bytes per character (`\\uXXXX`)
+    if type(value) is int:
+        return -_INT_BOUND < value < _INT_BOUND
+    return value is None or type(value) is bool or type(value) is float
 
 
 def _asker(observer: Observer) -> Callable[[ConsentRequest], None]:
