@@ -125,8 +125,9 @@ def read_frame(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Frame:
         _refuse(ErrorCode.MALFORMED_FRAME, f"a frame must be bytes, got {kind(data)}")
     if size > limits.max_frame_bytes:
         _refuse(ErrorCode.FRAME_TOO_LARGE, f"frame of {size} bytes exceeds the limit of {limits.max_frame_bytes}")
-    root = _unpack(data, limits)
-    _check_depth(root, limits.max_depth)
+    root, containers = _unpack(data, limits)
+    if containers > limits.max_depth:  # nesting cannot be deeper than the number of containers
+        _check_depth(root, limits.max_depth)
     return _envelope(root)
 
 
@@ -148,7 +149,7 @@ class _Budget:
         built = dict(pairs)
         if len(built) != len(pairs):
             _refuse(ErrorCode.MALFORMED_FRAME, "a map repeats a key")
-        if not all(isinstance(key, str) for key in built):
+        if bytes in map(type, built):  # `strict_map_key` lets only str and bytes keys through
             _refuse(ErrorCode.MALFORMED_FRAME, "map keys must be strings")
         return built
 
@@ -161,10 +162,11 @@ def _refuse_extension(code: int, data: bytes) -> NoReturn:
     _refuse(ErrorCode.MALFORMED_FRAME, "MessagePack extension types are not accepted")
 
 
-def _unpack(data: bytes, limits: Limits) -> Any:
+def _unpack(data: bytes, limits: Limits) -> tuple[Any, int]:
+    """The frame's value and how many maps and arrays it holds."""
     budget = _Budget(limits.max_containers)
     try:
-        return _unpackb(
+        root = _unpackb(
             data,
             raw=False,
             strict_map_key=True,
@@ -178,6 +180,7 @@ def _unpack(data: bytes, limits: Limits) -> Any:
             max_map_len=limits.max_map_len,
             max_ext_len=0,
         )
+        return root, limits.max_containers - budget.left
     except ProtocolError:
         raise
     except msgpack.ExtraData:
