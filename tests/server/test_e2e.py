@@ -13,6 +13,7 @@ from server_support import IDE_GROUP, OTHER_TOKEN, TOKEN, Server, peer, serve, s
 from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
 
+from serving import serve_app
 from toolwire.envelopes import ResultType
 from toolwire.protocol import (
     ControlStop,
@@ -64,6 +65,39 @@ async def test_server_tool_calls_are_mirrored_and_not_for_the_client_to_run(serv
     results = [e.message for e in client.seen if isinstance(e.message, ToolUseResult)]
     assert [request.tool_name for request in mirrored] == ["get_weather"]
     assert [(result.id, result.result) for result in results] == [("c_weather", {"city": "Paris", "celsius": 21})]
+
+
+# The model calls the client's OpenFile without its required `path`: the server refuses the call
+# itself (invalid_parameters), so no request reaches the client to run.
+INVALID_CALL_APP = """
+from toolwire import Agent, ToolCall
+from toolwire.messages import ToolResultMessage
+from toolwire.testing import FunctionModel
+
+PLAN = [ToolCall(id="c_expand", name="IDE", arguments={}), ToolCall(id="c_bad", name="OpenFile", arguments={})]
+
+def script(request):
+    done = [m for m in request.messages if isinstance(m, ToolResultMessage)]
+    return [PLAN[len(done)]] if len(done) < len(PLAN) else "gave up"
+
+def make_agent(store):
+    return Agent(FunctionModel(script), store=store)
+"""
+
+
+async def test_a_client_call_the_server_refuses_is_shown_to_the_client_and_not_run(tmp_path: Path) -> None:
+    with serve_app(tmp_path, INVALID_CALL_APP, "invalidapp", token=TOKEN) as running:
+        async with peer(running.url) as client:
+            await client.send(RegisterTools(groups=(IDE_GROUP,)))
+            await client.until(MessageType.REGISTER_TOOLS_RESULT)
+            await client.send(UserMessage(id="u1", content="Open a file"))
+            await client.until(MessageType.RUN_STATUS, status="finished")
+    requests = [e.message for e in client.seen if isinstance(e.message, ToolUseRequest)]
+    results = [e.message for e in client.seen if isinstance(e.message, ToolUseResult)]
+    assert [(request.tool_name, request.execution) for request in requests] == [("OpenFile", "server")]
+    assert [(result.id, result.success, result.error_code) for result in results] == [
+        ("c_bad", False, "invalid_parameters")
+    ]
 
 
 async def test_health_and_readiness(server: Server) -> None:

@@ -75,6 +75,8 @@ class ServerConversation:
         self._consents: dict[str, tuple[anyio.Event, list[ConsentAnswer]]] = {}
         self.registering = False
         """A RegisterTools is being applied (one at a time per conversation)."""
+        self.dispatched: set[str] = set()
+        """Client calls of the current run whose requests went to the client (by call id)."""
         self.channel = _Channel(self)
         """What the agent's `ClientHub` sends this conversation's client tool calls and consents to."""
 
@@ -201,6 +203,7 @@ class ServerConversation:
                 mode=request.mode,
             )
         )
+        self.dispatched.add(request.call_id)
         # The ledger's DISPATCHED goes with the outbox that holds the request (see `_Channel`).
         await self.flush(dispatched=(request.call_id,))
 
@@ -350,8 +353,27 @@ class _Relay:
                 return False
             case ToolCallFinished(call=call, result=result) if call.name in server_tools:
                 send(ToolUseResult.from_result(result, call.id))
-            case ToolCallFinished():
-                return False
+            case ToolCallFinished(call=call, result=result):
+                # A client call the server settled without asking the client (the policy denied it,
+                # its arguments were invalid, the tool is unknown, the run stopped first) is shown
+                # to the client as a server call with its outcome, so its timeline misses no call.
+                # Successes without a request are the runtime's own (a group expanded): not shown.
+                dispatched = self.conversation.dispatched
+                if call.id in dispatched:
+                    dispatched.discard(call.id)
+                    return False
+                if result.success:
+                    return False
+                send(
+                    ToolUseRequest(
+                        id=call.id,
+                        tool_name=call.name,
+                        parameters=dict(call.arguments),
+                        execution="server",
+                        call_id=call.id,
+                    )
+                )
+                send(ToolUseResult.from_result(result, call.id))
             case RunFinished(result=result):
                 if self.answer_id is not None:
                     send(AssistantSentence(message_id=self.answer_id, sequence=self.sentence, text="", is_final=True))
