@@ -19,7 +19,7 @@ scope.
 from __future__ import annotations
 
 import enum
-from collections.abc import Awaitable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from anyio import CancelScope, current_time
@@ -152,23 +152,18 @@ class _Drive:
         while True:
             if self.fired and not self.requested:
                 self._request()
+            advance: Callable[[Any], Any]
             try:
-                sent = yield step
+                value: Any = yield step
+                advance = coroutine.send
             except GeneratorExit:
                 coroutine.close()
                 raise
             except BaseException as exc:  # thrown in by the task: a cancellation
-                self._running = True
-                try:
-                    step = coroutine.throw(exc)
-                except StopIteration as done:
-                    return done.value
-                finally:
-                    self._running = False
-                continue
+                advance, value = coroutine.throw, exc
             self._running = True
             try:
-                step = coroutine.send(sent)
+                step = advance(value)
             except StopIteration as done:
                 return done.value
             finally:

@@ -10,15 +10,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from playwright.sync_api import ConsoleMessage, Error, Locator, Page, expect
+
+from serving import serve_app
 
 HERE = Path(__file__).resolve().parent
 TOKEN = "browser-token-0123456789abcdef"
@@ -42,32 +41,9 @@ def chromium_path() -> str | None:
 @contextmanager
 def serve(tmp_path: Path) -> Iterator[str]:
     """Start `toolwire serve --app browser_app:make_agent` on a free loopback port; yield its http:// URL."""
-    command = [sys.executable, "-m", "toolwire.cli", "serve", "--app", "browser_app:make_agent", "--port", "0"]
-    command += ["--data-dir", str(tmp_path / "data"), "--token", TOKEN]
-    path = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
-    process = subprocess.Popen(
-        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
-    )
-    assert process.stdout is not None
-    lines: list[str] = []
-    for line in process.stdout:
-        lines.append(line)
-        if match := re.search(r"serving ws://(\S+)/ws", line):
-            break
-    else:
-        process.wait(timeout=10)
-        raise AssertionError("the server did not start:\n" + "".join(lines))
-    try:
-        yield f"http://{match.group(1)}"
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        process.stdout.close()
+    source = (HERE / "browser_app.py").read_text()
+    with serve_app(tmp_path, source, "browser_app", token=TOKEN) as server:
+        yield server.url.replace("ws://", "http://", 1).removesuffix("/ws")
 
 
 @dataclass
