@@ -150,7 +150,7 @@ async def test_a_worker_thread_call_is_abandoned_at_the_deadline():
 
 
 async def test_off_asyncio_a_cancel_scope_does_the_same(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(guard, "_running_loop", lambda: None)  # as under trio
+    monkeypatch.setattr(guard, "asyncio_loop", lambda: None)  # as under trio
     log: list[str] = []
     assert await guarded(immediate(3), FOREVER, Cancellation()) == 3
     with anyio.fail_after(5):

@@ -712,10 +712,7 @@ async def test_a_batch_cancelled_from_outside_stops_its_calls():
 
 
 async def test_batches_off_asyncio_run_in_an_anyio_task_group(monkeypatch: pytest.MonkeyPatch):
-    import asyncio
-
-    monkeypatch.setattr(asyncio, "current_task", lambda: None)  # as under trio
-    monkeypatch.setattr(guard, "_running_loop", lambda: None)  # and no asyncio loop for the deadlines
+    monkeypatch.setattr(guard, "asyncio_loop", lambda: None)  # as under trio
     calls = [call_of("get_slowly", "c0", n=0), call_of("get_now", "c1", n=1), call_of("get_now", "c2", n=2)]
     with anyio.fail_after(5):
         batch = await Pipeline(Toolbox([get_slowly, get_now]), max_concurrency=2).invoke_batch(calls)

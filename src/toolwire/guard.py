@@ -29,7 +29,7 @@ from .tools import Cancellation
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["INTERRUPTED", "guarded", "resume"]
+__all__ = ["INTERRUPTED", "asyncio_loop", "guarded", "resume"]
 
 T = TypeVar("T")
 
@@ -53,7 +53,7 @@ async def guarded(
     """
     import asyncio  # here, not at the top: `import toolwire` does not load asyncio
 
-    loop = _running_loop()
+    loop = asyncio_loop()
     if loop is None:  # not on asyncio: trio
         return await _scoped(coroutine, seconds, cancellation)
     deadline = None if seconds is None else loop.time() + seconds
@@ -91,7 +91,8 @@ def resume(coroutine: Coroutine[Any, Any, T], step: Any) -> Awaitable[T]:
     return _Drive(coroutine, step, None)
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
+def asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop; None on another event loop (trio)."""
     import asyncio
 
     try:

@@ -27,6 +27,7 @@ from typing import Any, Final
 from anyio import CapacityLimiter, create_task_group, to_thread
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
+from . import guard
 from .envelopes import ToolCall, ToolResult
 from .errors import CallCanceled, InvalidArguments, ToolError
 from .guard import INTERRUPTED, guarded, resume
@@ -306,8 +307,6 @@ class Pipeline:
         costs ~11 µs more per task). `_settle` never raises for a call's failure, so only a
         cancellation of the whole batch from outside ends the group early.
         """
-        import asyncio  # loaded by then when running on asyncio; not at toolwire's import
-
         if len(contexts) > self.max_concurrency:
             limiter = CapacityLimiter(self.max_concurrency)  # acquiring one yields: only when needed
 
@@ -319,11 +318,7 @@ class Pipeline:
                 for ctx in contexts:
                     group.start_soon(limited, ctx)
             return
-        try:
-            on_asyncio = asyncio.current_task() is not None
-        except RuntimeError:  # no asyncio loop: trio
-            on_asyncio = False
-        if not on_asyncio:
+        if guard.asyncio_loop() is None:  # trio
             async with create_task_group() as group:
                 for ctx in contexts:
                     group.start_soon(self._settle, ctx)
@@ -334,6 +329,8 @@ class Pipeline:
                 step = settling.send(None)
             except StopIteration:
                 continue  # finished without waiting
+            import asyncio  # loaded: an asyncio loop runs; not at toolwire's import
+
             async with asyncio.TaskGroup() as tasks:
                 for later in contexts[position + 1 :]:
                     tasks.create_task(self._settle(later))
