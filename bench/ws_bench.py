@@ -1306,21 +1306,31 @@ def print_summary(result: dict[str, Any]) -> None:
 # == profiling (by hand) ==========================================================================
 
 
-def profile(path: Path, count: int, scenario: str) -> None:
-    """Run TW-11 (`count` round trips) or TW-13 (`count` ÷ 20 runs of 20 turns) against a toolwire
-    server under cProfile; write its stats to `path` and print the top functions."""
-    server = start_server("toolwire", profile=path)
+def profile(path: Path, count: int, scenario: str, kind: str = "toolwire", clients: int = 100) -> None:
+    """Run TW-11 (`count` round trips), TW-12 (`clients` clients, `count` round trips in all) or
+    TW-13 (`count` ÷ 20 runs of 20 turns) against a toolwire server (`kind`: on SQLite, or
+    `toolwire-memory`) under cProfile; write its stats to `path` and print the top functions."""
+    server = start_server(kind, profile=path)
     samples_dir = Path(tempfile.mkdtemp(prefix="ws-bench-prof-"))
     try:
-        bench = Bench(count, 0, 0, max(1, count // (2 * TURNS)), {"toolwire": server}, echo_payload(), samples_dir)
+        per_client = max(1, count // clients)
+        runs = max(1, count // (2 * TURNS))
+        bench = Bench(count, clients, per_client, runs, {kind: server, "toolwire": server}, echo_payload(), samples_dir)
 
         async def main() -> dict[str, float]:
             if scenario == "tw13":
-                return await bench.tw13("toolwire")
-            async with ToolClient.open(server.url) as client:
+                return await bench.tw13(kind)
+            async with AsyncExitStack() as stack:
+                if scenario == "tw12":
+                    for _ in range(clients):
+                        client = await stack.enter_async_context(ToolClient.open(server.url))
+                        await client.register()
+                        bench.tool_many.append(client)
+                    return await bench.tw12_toolwire()
+                client = await stack.enter_async_context(ToolClient.open(server.url))
                 await client.register()
-                bench.tool_single["toolwire"] = client
-                return await bench.tw11_toolwire("toolwire", count)
+                bench.tool_single[kind] = client
+                return await bench.tw11_toolwire(kind, count)
 
         print(json.dumps(anyio.run(main, backend="asyncio")))
     finally:
@@ -1328,7 +1338,7 @@ def profile(path: Path, count: int, scenario: str) -> None:
         shutil.rmtree(samples_dir, ignore_errors=True)
     import pstats
 
-    pstats.Stats(str(path)).sort_stats("tottime").print_stats(25)
+    pstats.Stats(str(path)).sort_stats("tottime").print_stats(40)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1347,7 +1357,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--note", default="", help="a remark kept with the results (e.g. the machine's load)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a gate fails")
     parser.add_argument("--profile", type=Path, default=None, help="profile a toolwire server instead (cProfile)")
-    parser.add_argument("--profile-scenario", choices=("tw11", "tw13"), default="tw11", help="what --profile runs")
+    parser.add_argument(
+        "--profile-scenario", choices=("tw11", "tw12", "tw13"), default="tw11", help="what --profile runs"
+    )
+    parser.add_argument(
+        "--profile-server", choices=("toolwire", "toolwire-memory"), default="toolwire", help="the store --profile uses"
+    )
     parser.add_argument("--server", choices=SERVERS, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio", help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", type=Path, default=None, help=argparse.SUPPRESS)
@@ -1355,7 +1370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.server is not None:
         return serve_child(args.server, args.loop, args.data_dir or Path(tempfile.mkdtemp()), args.profile)
     if args.profile is not None:
-        profile(args.profile, args.count, args.profile_scenario)
+        profile(args.profile, args.count, args.profile_scenario, args.profile_server, args.clients)
         return 0
     only = {part.strip() for part in args.only.split(",") if part.strip()}
     if unknown := only - {"tw11", "tw12", "tw13", "mem", "tw14"}:

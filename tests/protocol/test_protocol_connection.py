@@ -9,6 +9,8 @@ from protocol_support import CONVERSATION, counter, envelopes, errors_in, open_p
 
 from toolwire.errors import UsageError
 from toolwire.protocol import (
+    ACK_IN_META,
+    META_ACK,
     Acknowledgement,
     AssistantMessage,
     Configuration,
@@ -87,10 +89,11 @@ def test_garbage_before_the_handshake_closes_with_its_own_code():
 def test_the_server_surfaces_the_configuration_and_the_io_layer_accepts():
     client, server = Connection("client"), Connection("server")
     [hello] = server.receive(client.hello(client_version="cli/1", features=("consent",))).messages
-    assert hello.message == Configuration(client_version="cli/1", features=("consent",))
+    assert hello.message == Configuration(client_version="cli/1", features=("consent", ACK_IN_META))
     assert not server.is_open
     [answer] = server.accept("thr_new", features=("runStatus",))
-    assert decode(answer) == Envelope(0, "thr_new", Configuration(conversation_id="thr_new", features=("runStatus",)))
+    expected = Configuration(conversation_id="thr_new", features=("runStatus", ACK_IN_META))
+    assert decode(answer) == Envelope(0, "thr_new", expected)
     assert client.receive(answer).messages[0].message == decode(answer).message
     assert client.conversation_id == server.conversation_id == "thr_new"
 
@@ -235,6 +238,72 @@ def test_receive_acknowledges_by_itself_what_earlier_calls_delivered():
     assert decode(replies[3][0]).message == Acknowledgement(acknowledged_stanza_id=3)
 
 
+# -- acknowledgements inside numbered frames (ackInMeta) ------------------------------------------
+
+
+def test_a_frame_sent_after_receiving_acknowledges_in_its_meta():
+    client, server = open_pair()
+    server.receive(client.send(_user(1)))
+    server.receive(client.send(_user(2)))
+    answer = server.send(_answer(1))
+    assert decode(answer).meta == {META_ACK: 2}
+    assert server.unacknowledged == 0 and server.ack() is None
+
+
+def test_a_piggybacked_acknowledgement_clears_the_peers_outbox():
+    client, server = open_pair()
+    server.receive(client.send(_user(1)))
+    client.receive(server.send(_answer(1)))
+    state = client.state()
+    assert state is not None and state.outbox == ()
+
+
+def test_nothing_new_seen_means_no_acknowledgement_in_meta():
+    client, server = open_pair()
+    server.receive(client.send(_user(1)))
+    server.send(_answer(1))
+    assert decode(server.send(_answer(2))).meta == {}
+
+
+def test_the_callers_meta_is_kept_beside_the_acknowledgement():
+    client, server = open_pair()
+    server.receive(client.send(_user(1)))
+    assert decode(server.send(_answer(1), meta={"traceId": "t"})).meta == {"traceId": "t", META_ACK: 1}
+
+
+@pytest.mark.parametrize("side", ["client", "server"])
+def test_without_the_peers_consent_acknowledgements_stay_messages(side: str):
+    client = Connection("client", piggyback=side != "client")
+    server = Connection("server", piggyback=side != "server")
+    server.receive(client.hello())
+    for frame in server.accept(CONVERSATION):
+        client.receive(frame)
+    server.receive(client.send(_user(1)))
+    assert decode(server.send(_answer(1))).meta == {}
+    assert server.unacknowledged == 1
+
+
+@pytest.mark.parametrize("value", [1, -5, True, "-1", -1.0])  # wrong sign, never sent, not an int
+def test_a_piggybacked_acknowledgement_naming_no_sent_stanza_is_ignored(value: object):
+    _, server = open_pair()
+    kept = server.send(_answer(1))  # stanza -1: a client acknowledges it as -1
+    meta = {META_ACK: value}
+    received = server.receive(
+        pack({"stanzaId": 1, "conversationId": CONVERSATION, "type": 10, "meta": meta, "body": {}})
+    )
+    assert [envelope.message for envelope in received.messages] == [ControlStop()] and not received.replies
+    state = server.state()
+    assert state is not None and state.outbox == ((1, kept),)
+
+
+def test_a_frame_too_large_to_send_acknowledges_nothing():
+    client, server = open_pair(limits=Limits(max_frame_bytes=200))
+    server.receive(client.send(_user(1)))
+    with pytest.raises(ProtocolError):
+        server.send(AssistantMessage(id="a", content="x" * 500))
+    assert server.unacknowledged == 1
+
+
 # -- resume ---------------------------------------------------------------------------------------
 
 
@@ -249,7 +318,7 @@ def test_accept_replays_what_the_client_missed_with_the_original_ids():
     client = Connection.resume(saved_client)
     server = Connection("server")
     [hello] = server.receive(client.hello()).messages
-    assert hello.message == Configuration(conversation_id=CONVERSATION, last_sequence_seen=2)
+    assert hello.message == Configuration(conversation_id=CONVERSATION, last_sequence_seen=2, features=(ACK_IN_META,))
     answer, *replay = server.accept(CONVERSATION, state=saved_server)
     assert replay == frames[2:]
     client.receive(answer)
@@ -271,7 +340,9 @@ def test_the_client_replays_what_the_server_missed():
     client, server = Connection.resume(saved_client), Connection("server")
     server.receive(client.hello())
     [answer] = server.accept(CONVERSATION, state=saved_server)
-    assert decode(answer).message == Configuration(conversation_id=CONVERSATION, last_sequence_seen=1)
+    assert decode(answer).message == Configuration(
+        conversation_id=CONVERSATION, last_sequence_seen=1, features=(ACK_IN_META,)
+    )
     received = client.receive(answer)
     assert received.replies == (lost,)
     assert [envelope.message for envelope in server.receive(lost).messages] == [_user(2)]
@@ -366,3 +437,19 @@ def test_the_error_replies_are_unnumbered_and_name_the_conversation():
     _, server = open_pair()
     [reply] = envelopes(server.receive(b"\xc1").replies)
     assert (reply.stanza_id, reply.conversation_id, reply.type) == (0, CONVERSATION, MessageType.ERROR)
+
+
+def test_revision_changes_exactly_when_the_state_does():
+    client, server = open_pair()
+    revisions = [server.revision]
+    server.receive(client.send(_user(1)))  # seen
+    revisions.append(server.revision)
+    client.receive(server.send(_answer(1)))  # outbox grows
+    revisions.append(server.revision)
+    second = client.send(_user(2))
+    server.receive(second)  # its piggybacked acknowledgement empties the outbox
+    revisions.append(server.revision)
+    assert len(set(revisions)) == len(revisions)
+    server.receive(second)  # a duplicate: nothing changes
+    assert server.revision == revisions[-1]
+    assert Connection("server").revision is None

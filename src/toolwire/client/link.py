@@ -344,12 +344,14 @@ class Link:
         connection = self._connection
         async for data in socket:
             received = connection.receive(_as_bytes(data))
-            await self._write(socket, received.replies)
+            # Act before writing anything: a frame written meanwhile may acknowledge these
+            # messages (`ackInMeta`), which must not happen before they are acted on.
             for envelope in received.messages:
                 try:
                     self._receive(envelope)
                 except Exception:  # a message the client cannot act on must not end the conversation
                     _log.exception("acting on a %s failed", type(envelope.message).__name__)
+            await self._write(socket, received.replies)
             if received.close:
                 error = next((e.message for e in received.messages if isinstance(e.message, ErrorMessage)), None)
                 text = error.message if error is not None else "a protocol error"

@@ -271,7 +271,9 @@ class ClientHub:
         channel = self._channels.get(pending.thread_id)
         if channel is None:
             return None
-        pending.channel, pending.changed = channel, anyio.Event()
+        pending.channel = channel
+        if pending.changed.is_set():  # a retry: the last attempt's event fired
+            pending.changed = anyio.Event()
         try:
             await channel.send(pending.request)
         except (ClientDisconnected, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
@@ -280,9 +282,8 @@ class ClientHub:
         else:
             if on_sent is not None:
                 await on_sent()
-        while pending.response is None and pending.channel is channel:
-            await pending.changed.wait()
-            pending.changed = anyio.Event()
+        if pending.response is None and pending.channel is channel:
+            await pending.changed.wait()  # set by `deliver` or `detach`, the only ways out
         return pending.response
 
     async def _wait_attached(self, thread_id: str, seconds: float) -> None:

@@ -21,6 +21,8 @@ from .codec import Limits as Limits
 from .codec import decode as decode
 from .codec import encode as encode
 from .codec import read_frame as read_frame
+from .connection import ACK_IN_META as ACK_IN_META
+from .connection import META_ACK as META_ACK
 from .connection import Connection as Connection
 from .connection import Received as Received
 from .errors import ErrorCode as ErrorCode
@@ -52,7 +54,9 @@ from .sequencing import Sequencing as Sequencing
 from .tool_use import Execution as Execution
 
 __all__ = [
+    "ACK_IN_META",
     "DEFAULT_LIMITS",
+    "META_ACK",
     "Acknowledgement",
     "AssistantMessage",
     "AssistantSentence",

@@ -18,6 +18,13 @@ Rules (docs/protocol.md, "Sequencing, acknowledgements and resume"):
   still unacknowledged.
 - An Acknowledgement of stanza n drops the frames up to |n| from the outbox; the others are
   resent, with their original stanza ids, after the peer's next handshake.
+- Piggybacked acknowledgements: when both ends list the `ackInMeta` feature in their
+  Configurations (a `Connection` lists it by itself), every stanza `send()` numbers carries
+  `meta.acknowledgedStanzaId`, a cumulative Acknowledgement of what was seen so far, whenever there
+  is something new to acknowledge. In a steady exchange (request, result, request…) no separate
+  Acknowledgement is written. A peer without the feature gets Acknowledgement messages as before.
+  As for `ack()`, the I/O layer sends only after acting on what `receive()` returned; a server
+  persists its state before writing the frames it numbered.
 - Handshake: the client's first frame is a Configuration (`hello()`); the server surfaces it, and
   its I/O layer decides ownership and storage, then calls `accept()` (the server's Configuration,
   followed by the replay) or `refuse()`. The client replays its own outbox on the server's answer.
@@ -38,9 +45,13 @@ from .messages import Envelope, Message
 from .sequencing import Role, Sequencer, Sequencing
 from .wire import MessageType
 
-__all__ = ["Connection", "Received"]
+__all__ = ["ACK_IN_META", "META_ACK", "Connection", "Received"]
 
 _UNNUMBERED: Final = frozenset((MessageType.CONFIGURATION, MessageType.ACKNOWLEDGEMENT))
+ACK_IN_META: Final = "ackInMeta"
+"""The feature of the Configuration by which an end says it reads acknowledgements in `meta`."""
+META_ACK: Final = "acknowledgedStanzaId"
+"""The `meta` key of a piggybacked acknowledgement (its value as in an Acknowledgement's body)."""
 _Phase = Literal["handshake", "accepting", "open", "closed"]
 
 
@@ -73,6 +84,8 @@ class Connection:
         ack_every: Acknowledge by itself once this many stanzas wait for an acknowledgement.
         max_outbox: Unacknowledged frames kept for replay; the oldest go first beyond it.
         new_id: Makes the ids of the ErrorMessages this connection writes.
+        piggyback: Offer `ackInMeta` (acknowledge inside the frames `send()` numbers); it is used
+            once the peer's Configuration lists it too.
     """
 
     def __init__(
@@ -84,6 +97,7 @@ class Connection:
         ack_every: int = 32,
         max_outbox: int = 10_000,
         new_id: Callable[[], str] = _new_id,
+        piggyback: bool = True,
     ) -> None:
         if state is not None and state.role != role:
             raise UsageError(f"a {state.role} state cannot resume a {role} connection")
@@ -97,6 +111,9 @@ class Connection:
         self._seq = Sequencer(None, max_outbox=max_outbox, state=state)
         self._requested: str | None = None
         self._hello: Configuration | None = None
+        self.piggyback = piggyback
+        self._piggybacking = False
+        """Both ends offered `ackInMeta`: `send()` acknowledges in `meta`."""
 
     @classmethod
     def resume(cls, state: Sequencing, **options: Any) -> Connection:
@@ -120,9 +137,26 @@ class Connection:
         return self._phase == "open"
 
     @property
+    def piggybacking(self) -> bool:
+        """True when both ends agreed to acknowledge inside numbered frames (`ackInMeta`)."""
+        return self._piggybacking
+
+    @property
     def closed(self) -> bool:
         """True after a non-recoverable error; `receive()` then ignores everything."""
         return self._phase == "closed"
+
+    @property
+    def revision(self) -> tuple[int, int, int, int] | None:
+        """A value that changes whenever `state()` does, cheaper to get (None before a conversation).
+
+        The outbox is always a run of consecutive stanzas (frames are added at the end and dropped
+        from the front), so the numbering, the outbox's length and its first stanza identify it.
+        """
+        seq = self._seq
+        if seq.conversation_id is None:
+            return None
+        return (seq.next, seq.last_seen, len(seq.outbox), next(iter(seq.outbox), 0))
 
     def state(self) -> Sequencing | None:
         """Export the sequencing state to persist (None before a conversation is bound)."""
@@ -156,7 +190,7 @@ class Connection:
             last_sequence_seen=self._seq.last_seen,
             client_version=client_version,
             device=device,
-            features=features,
+            features=self._offered(features),
         )
         return encode(Envelope(0, requested, hello))
 
@@ -186,7 +220,10 @@ class Connection:
             self._seq = Sequencer(conversation_id, max_outbox=self.max_outbox, state=state)
         peer_seen = self._hello.last_sequence_seen if self._hello.conversation_id else 0
         seen = self._seq.last_seen
-        answer = Configuration(conversation_id=conversation_id, last_sequence_seen=seen, features=features)
+        answer = Configuration(
+            conversation_id=conversation_id, last_sequence_seen=seen, features=self._offered(features)
+        )
+        self._piggybacking = self.piggyback and ACK_IN_META in self._hello.features
         self._phase = "open"
         return [encode(Envelope(0, conversation_id, answer)), *self._seq.replay_after(peer_seen)]
 
@@ -215,10 +252,17 @@ class Connection:
             raise UsageError(f"{type(message).__name__} is written by hello(), accept() and ack(), not send()")
         if self._seq.conversation_id is None:
             raise UsageError("no conversation yet: send after the handshake, or resume a state")
-        frame = encode(Envelope(self._sign * self._seq.next, self._seq.conversation_id, message, meta or {}))
+        seq = self._seq
+        # A piggybacked acknowledgement of everything seen (see the module docstring).
+        acknowledging = self._piggybacking and self._phase == "open" and seq.last_seen > seq.acked
+        if acknowledging:
+            meta = {**(meta or {}), META_ACK: -self._sign * seq.last_seen}
+        frame = encode(Envelope(self._sign * seq.next, seq.conversation_id or "", message, meta or {}))
         if len(frame) > self.limits.max_frame_bytes:
             raise ProtocolError(ErrorCode.FRAME_TOO_LARGE, f"a frame of {len(frame)} bytes exceeds the limit")
-        self._seq.keep(frame)
+        if acknowledging:
+            seq.acked = seq.last_seen
+        seq.keep(frame)
         return frame if self._phase == "open" else b""
 
     @property
@@ -272,6 +316,8 @@ class Connection:
                 raise ProtocolError(ErrorCode.INVALID_MESSAGE, message, None, frame.stanza_id)
             if not self._seq.see(frame.stanza_id):
                 return Received(replies=tuple(replies))  # a duplicate: dropped silently
+            if frame.meta and (acknowledged := frame.meta.get(META_ACK)) is not None:
+                self._acknowledged_in_meta(acknowledged)
         if frame.type == MessageType.CONFIGURATION:
             message = f"this connection is bound to conversation {self._seq.conversation_id!r}; open a new one"
             raise ProtocolError(ErrorCode.CONVERSATION_SWITCH_REFUSED, message)
@@ -285,6 +331,16 @@ class Connection:
                 return Received((envelope,), tuple(replies), close=True)
             case _:
                 return Received((envelope,), tuple(replies))
+
+    def _acknowledged_in_meta(self, value: object) -> None:
+        """Apply a piggybacked acknowledgement (`meta.acknowledgedStanzaId`).
+
+        As an Acknowledgement's, except that a value naming no stanza this end sent (not an int,
+        the wrong sign, beyond the last) is ignored rather than refused: the message carrying it
+        is still delivered.
+        """
+        if type(value) is int and value * self._sign > 0 and abs(value) < self._seq.next:
+            self._seq.acknowledged(abs(value))
 
     def _handshake(self, frame: Frame, replies: list[bytes]) -> Received:
         if self._phase == "accepting":
@@ -317,8 +373,15 @@ class Connection:
             raise ProtocolError(ErrorCode.CONVERSATION_SWITCH_REFUSED, message, False)
         if self._seq.conversation_id != config.conversation_id:
             self._seq = Sequencer(config.conversation_id, max_outbox=self.max_outbox)
+        self._piggybacking = self.piggyback and ACK_IN_META in config.features
         self._phase = "open"
         return self._seq.replay_after(config.last_sequence_seen)
+
+    def _offered(self, features: tuple[str, ...]) -> tuple[str, ...]:
+        """The features of this end's Configuration: the caller's, and `ackInMeta` if offered."""
+        if self.piggyback and ACK_IN_META not in features:
+            return (*features, ACK_IN_META)
+        return features
 
     def _require(self, role: Role, method: str) -> None:
         if self.role != role:

@@ -278,9 +278,10 @@ class ToolwireServer:
                 # if they send, the state they save covers this frame too, and `save()` skips it.
                 await anyio.lowlevel.checkpoint()
                 await conversation.save()  # what was seen is persisted before it is acknowledged
+                # A frame the woken tasks sent may have acknowledged it already (`ackInMeta`).
                 if connection.unacknowledged >= ACK_SOON:
                     await conversation.acknowledge()  # after what the frame woke: off its critical path
-                else:
+                elif connection.unacknowledged:
                     acks.later()
             # A frame that only acknowledged (or repeated) stanzas is not saved: the outbox it
             # trimmed is persisted with the next save, which precedes every frame the server writes;

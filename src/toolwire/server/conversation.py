@@ -67,8 +67,8 @@ class ServerConversation:
             else Connection.resume(Sequencing(role="server", conversation_id=thread_id))
         )
         self._writer: Writer | None = None
-        self._saved: tuple[int, int, int, tuple[tuple[int, bytes], ...]] | None = None
-        """What the last `save()` wrote (next stanza, last seen, outbox length, its first frame)."""
+        self._saved: tuple[int, int, int, int] | None = None
+        """The `Connection.revision` the last `save()` wrote (its [1] is the last stanza seen)."""
         self._send_lock = anyio.Lock()
         self._unwritten: list[bytes] = []
         self._run: Cancellation | None = None
@@ -110,13 +110,10 @@ class ServerConversation:
         `dispatched`: client calls whose requests the outbox holds, marked DISPATCHED in the ledger
         by the same transaction.
         """
-        state = self.connection.state()
-        # The outbox is always a run of consecutive stanzas (frames are added at the end and dropped
-        # from the front), so these numbers tell whether anything changed since the last save.
-        key = None if state is None else (state.next_stanza, state.last_seen, len(state.outbox), state.outbox[:1])
+        key = self.connection.revision
         if key is not None and key == self._saved and not dispatched:
             return
-        await self.agent.store.save_wire_state(self.thread_id, state, dispatched=dispatched)
+        await self.agent.store.save_wire_state(self.thread_id, self.connection.state(), dispatched=dispatched)
         self._saved = key
 
     async def acknowledge(self) -> None:

@@ -6,7 +6,9 @@ ledger, one-time approvals, grants and remembered denials, with `MemoryStore`'s 
 - WAL mode with `synchronous=NORMAL`: a commit survives the process being killed (`kill -9`,
   `os._exit`); only a power loss may lose the last commits;
 - every write is one `BEGIN IMMEDIATE` transaction, atomic also against other processes on the
-  same file (they wait up to `busy_timeout` for the lock);
+  same file (they wait up to `busy_timeout` for the lock); the server's saves of its protocol state
+  (one before each frame it writes) queued during one turn of the event loop share a transaction
+  (`batching.GroupCommit`), and each returns once that transaction is committed;
 - the first terminal result wins in SQL (`UPDATE ... WHERE state != 'terminal'`) and a one-time
   approval is consumed by `DELETE ... RETURNING`, so two writers cannot both succeed;
 - approvals, grants and denials outside any thread (`thread_id=None`) are stored under the
@@ -39,6 +41,7 @@ import time
 import weakref
 from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self, cast
@@ -48,6 +51,7 @@ from ..errors import EnvelopeError, UsageError
 from ..messages import Message, ToolResultMessage, message_from_dict
 from ..policy import Grant
 from . import CallState, LedgerEntry
+from .batching import GroupCommit
 
 if TYPE_CHECKING:
     from ..protocol.sequencing import Sequencing
@@ -234,6 +238,8 @@ class SqliteStore:
         self._checkpointer: _Checkpointer | None = None
         self._outboxes: dict[str, _SavedWire] = {}
         """Per thread, the `version` token and the outbox frames of this store's last save."""
+        self._group = GroupCommit(self._write, self._outboxes.clear)
+        """Saves of the protocol state (one before each frame a server writes) share transactions."""
 
     @classmethod
     def in_directory(cls, data_dir: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> SqliteStore:
@@ -483,7 +489,11 @@ class SqliteStore:
     async def save_wire_state(
         self, thread_id: str, state: Sequencing | Mapping[str, Any] | None, *, dispatched: Sequence[str] = ()
     ) -> None:
-        """Replace the conversation's protocol state in one transaction; None deletes it.
+        """Replace the conversation's protocol state atomically; None deletes it.
+
+        Returns once the save is committed. The saves of all threads queued during one turn of
+        the event loop share one transaction (`GroupCommit`): with many conversations a save costs
+        a few statements rather than a transaction each.
 
         The frames of the outbox are rows of their own, and a save writes what changed since this
         store's last save of the thread: it deletes the frames acknowledged meanwhile and inserts
@@ -498,58 +508,71 @@ class SqliteStore:
             EnvelopeError: A mapping that is not `Sequencing.to_dict()`'s form.
         """
         parts = None if state is None else _wire_parts(state)
-        with self._write() as db:
-            if dispatched:
-                db.executemany(_DISPATCH, [(thread_id, call_id, _TERMINAL) for call_id in dispatched])
-            known = self._outboxes.pop(thread_id, None)
-            if parts is None:
-                db.execute("DELETE FROM wire_state WHERE thread_id = ?", (thread_id,))
-                db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
-                return
-            header, frames = parts
-            saved = _SavedWire(known.version if known is not None else 0, header, frames)
-            if known is not None and known.continued_by(saved):
-                row = db.execute("SELECT version FROM wire_state WHERE thread_id = ?", (thread_id,)).fetchone()
-                if row is None or row[0] != known.version:
-                    known = None  # another writer saved this thread since
-            else:
-                known = None
-            numbering = (header["nextStanza"], header["lastSeen"])
-            if known is not None:
-                stored = known.frames
-                added = [
-                    (thread_id, stanza, frame, *numbering)
-                    for stanza, frame in frames.items()
-                    if (old := stored.get(stanza)) is not frame and old != frame
-                ]
-                gone = [(thread_id, stanza) for stanza in stored if stanza not in frames]
-                # An added row carries the numbering; without one, the header must (load takes the max).
-                if not added and (gone or numbering != (known.header["nextStanza"], known.header["lastSeen"])):
-                    db.execute(
-                        "UPDATE wire_state SET state = ?, updated_at = ? WHERE thread_id = ?",
-                        (_dumps(header), time.time(), thread_id),
-                    )
-                if gone:
-                    db.executemany("DELETE FROM wire_outbox WHERE thread_id = ? AND stanza = ?", gone)
-            else:
-                saved.version = random.getrandbits(62) + 1  # not a secret: tells this store's saves apart
+        self._connection()  # a closed store fails here, not in the shared transaction
+        await self._group.submit(partial(self._save_wire, thread_id, parts, tuple(dispatched)))
+
+    def _save_wire(
+        self,
+        thread_id: str,
+        parts: tuple[dict[str, Any], dict[int, bytes]] | None,
+        dispatched: tuple[str, ...],
+        db: sqlite3.Connection,
+    ) -> None:
+        """`save_wire_state`'s statements, inside a (possibly shared) write transaction."""
+        if dispatched:
+            db.executemany(_DISPATCH, [(thread_id, call_id, _TERMINAL) for call_id in dispatched])
+        known = self._outboxes.pop(thread_id, None)
+        if parts is None:
+            db.execute("DELETE FROM wire_state WHERE thread_id = ?", (thread_id,))
+            db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
+            return
+        header, frames = parts
+        saved = _SavedWire(known.version if known is not None else 0, header, frames)
+        if known is not None and known.continued_by(saved):
+            row = db.execute("SELECT version FROM wire_state WHERE thread_id = ?", (thread_id,)).fetchone()
+            if row is None or row[0] != known.version:
+                known = None  # another writer saved this thread since
+        else:
+            known = None
+        numbering = (header["nextStanza"], header["lastSeen"])
+        if known is not None:
+            stored = known.frames
+            added = [
+                (thread_id, stanza, frame, *numbering)
+                for stanza, frame in frames.items()
+                if (old := stored.get(stanza)) is not frame and old != frame
+            ]
+            gone = [(thread_id, stanza) for stanza in stored if stanza not in frames]
+            # An added row carries the numbering; without one, the header must (load takes the max).
+            if not added and (gone or numbering != (known.header["nextStanza"], known.header["lastSeen"])):
                 db.execute(
-                    "INSERT INTO wire_state (thread_id, state, updated_at, version) VALUES (?, ?, ?, ?)"
-                    " ON CONFLICT (thread_id) DO UPDATE SET state = excluded.state,"
-                    " updated_at = excluded.updated_at, version = excluded.version",
-                    (thread_id, _dumps(header), time.time(), saved.version),
+                    "UPDATE wire_state SET state = ?, updated_at = ? WHERE thread_id = ?",
+                    (_dumps(header), time.time(), thread_id),
                 )
-                db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
-                added = [(thread_id, stanza, frame, *numbering) for stanza, frame in frames.items()]
-            if added:
-                db.executemany(_INSERT_FRAME, added)
-        # Remembered once committed: after a failed save nothing is, and the next one rewrites.
+            if gone:
+                db.executemany("DELETE FROM wire_outbox WHERE thread_id = ? AND stanza = ?", gone)
+        else:
+            saved.version = random.getrandbits(62) + 1  # not a secret: tells this store's saves apart
+            db.execute(
+                "INSERT INTO wire_state (thread_id, state, updated_at, version) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (thread_id) DO UPDATE SET state = excluded.state,"
+                " updated_at = excluded.updated_at, version = excluded.version",
+                (thread_id, _dumps(header), time.time(), saved.version),
+            )
+            db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
+            added = [(thread_id, stanza, frame, *numbering) for stanza, frame in frames.items()]
+        if added:
+            db.executemany(_INSERT_FRAME, added)
+        # Remembered for the next save of the thread (in this transaction or a later one); a failed
+        # transaction makes the store forget everything it remembered (`GroupCommit`'s rolled_back).
         self._outboxes[thread_id] = saved
         if len(self._outboxes) > _KEPT_OUTBOXES:
             del self._outboxes[next(iter(self._outboxes))]
 
     async def aclose(self) -> None:
         """Close the connection; the store cannot be used afterwards. Closing twice is harmless."""
+        if self._db is not None:
+            self._group.commit()  # what is queued still goes in
         if self._checkpointer is not None:
             self._checkpointer.stop()
             self._checkpointer = None
