@@ -69,6 +69,8 @@ class ServerConversation:
         self._writer: Writer | None = None
         self._saved: tuple[int, int, int, int] | None = None
         """The `Connection.revision` the last `save()` wrote (its [1] is the last stanza seen)."""
+        self._saving: _Save | None = None
+        """The latest save in progress."""
         self._send_lock = anyio.Lock()
         self._unwritten: list[bytes] = []
         self._run: Cancellation | None = None
@@ -111,10 +113,21 @@ class ServerConversation:
         by the same transaction.
         """
         key = self.connection.revision
-        if key is not None and key == self._saved and not dispatched:
-            return
-        await self.agent.store.save_wire_state(self.thread_id, self.connection.state(), dispatched=dispatched)
-        self._saved = key
+        if key is not None and not dispatched:
+            if key == self._saved:
+                return
+            if (saving := self._saving) is not None and saving.key == key:
+                await saving.done.wait()  # another task is writing this very state: its commit serves
+                if saving.ok:
+                    return
+        saving = self._saving = _Save(key)
+        try:
+            await self.agent.store.save_wire_state(self.thread_id, self.connection.state(), dispatched=dispatched)
+            self._saved, saving.ok = key, True
+        finally:
+            saving.done.set()
+            if self._saving is saving:
+                self._saving = None
 
     async def acknowledge(self) -> None:
         """Acknowledge what the client sent, as far as it is persisted (saved first if needed)."""
@@ -285,6 +298,17 @@ class ServerConversation:
             await self.send(status("failed", detail="the server failed; see its logs"))
         finally:
             self._run = None
+
+
+class _Save:
+    """A save of the protocol state in progress: the revision it writes, and when it is over."""
+
+    __slots__ = ("done", "key", "ok")
+
+    def __init__(self, key: tuple[int, int, int, int] | None) -> None:
+        self.key = key
+        self.done = anyio.Event()
+        self.ok = False
 
 
 class _Channel:

@@ -1,0 +1,82 @@
+"""`ServerConversation.save`: a state is written once, however many tasks ask for it meanwhile."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+import pytest
+
+from toolwire import Agent
+from toolwire.protocol import Sequencing, UserMessage
+from toolwire.server.conversation import ServerConversation
+from toolwire.store.memory import MemoryStore
+from toolwire.testing import ScriptedModel
+
+
+class SlowStore(MemoryStore):
+    """Counts saves of the protocol state, each of which waits until `release` (or fails)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saves: list[Sequencing | Mapping[str, Any] | None] = []
+        self.release = anyio.Event()
+        self.fail_next = False
+
+    async def save_wire_state(
+        self, thread_id: str, state: Sequencing | Mapping[str, Any] | None, *, dispatched: Sequence[str] = ()
+    ) -> None:
+        self.saves.append(state)
+        await self.release.wait()
+        if self.fail_next:
+            self.fail_next = False
+            raise OSError("disk full")
+        await super().save_wire_state(thread_id, state, dispatched=dispatched)
+
+
+@pytest.fixture
+def store() -> SlowStore:
+    return SlowStore()
+
+
+@pytest.fixture
+def conversation(store: SlowStore) -> ServerConversation:
+    conversation = ServerConversation(Agent(ScriptedModel(["hi"]), store=store), "t1", "alice", None)
+    conversation.post(UserMessage(id="u1", content="hello"))  # a state that is not saved yet
+    return conversation
+
+
+async def test_a_state_being_saved_is_not_saved_again(store: SlowStore, conversation: ServerConversation) -> None:
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(conversation.save)
+        tasks.start_soon(conversation.save)
+        await anyio.wait_all_tasks_blocked()
+        store.release.set()
+    assert len(store.saves) == 1 and await store.load_wire_state("t1") is not None
+
+
+async def test_a_waiter_saves_itself_when_the_save_it_waited_for_failed(
+    store: SlowStore, conversation: ServerConversation
+) -> None:
+    store.fail_next = True
+
+    async def failing() -> None:
+        with pytest.raises(OSError, match="disk full"):
+            await conversation.save()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(failing)
+        tasks.start_soon(conversation.save)
+        await anyio.wait_all_tasks_blocked()
+        store.release.set()
+    assert len(store.saves) == 2 and await store.load_wire_state("t1") is not None
+
+
+async def test_a_save_that_marks_calls_dispatched_is_never_skipped(
+    store: SlowStore, conversation: ServerConversation
+) -> None:
+    store.release.set()
+    await conversation.save()
+    await conversation.save(dispatched=("call_1",))
+    assert len(store.saves) == 2
