@@ -21,7 +21,8 @@ from toolwire.errors import EnvelopeError
 from toolwire.messages import AssistantMessage, UserMessage
 from toolwire.protocol import Sequencing
 from toolwire.store import CallState, LedgerEntry
-from toolwire.store.sqlite import _CHECKPOINT_EVERY, _MIGRATIONS, FILENAME, SCHEMA_VERSION, SqliteStore
+from toolwire.store.sqlite import _CHECKPOINT_EVERY, FILENAME, SCHEMA_VERSION, SqliteStore
+from toolwire.store.sqlite_schema import MIGRATIONS
 
 CALL = ToolCall(id="call_1", name="lookup", arguments={"query": "weather in Paris"})
 HASH = arguments_hash(CALL.arguments)
@@ -175,7 +176,7 @@ async def test_another_process_sees_what_a_crashed_process_wrote(tmp_path: Path)
 async def test_a_version_1_file_is_migrated_and_keeps_its_threads(tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite3"
     with closing(sqlite3.connect(path)) as db:
-        _MIGRATIONS[0](db)
+        MIGRATIONS[0](db)
         db.execute("INSERT INTO threads (id, principal, created_at) VALUES ('t1', NULL, 0)")
         db.execute("PRAGMA user_version = 1")
         db.commit()
@@ -234,7 +235,7 @@ async def test_a_version_4_file_keeps_its_wire_states(tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite3"
     state = server_state(5, 2, 3)
     with closing(sqlite3.connect(path)) as db:
-        for migrate in _MIGRATIONS[:4]:
+        for migrate in MIGRATIONS[:4]:
             migrate(db)
         db.execute(
             "INSERT INTO wire_state (thread_id, state, updated_at) VALUES ('t1', ?, 0)", (json.dumps(state.to_dict()),)

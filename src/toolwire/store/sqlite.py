@@ -13,12 +13,13 @@ ledger, one-time approvals, grants and remembered denials, with `MemoryStore`'s 
   approval is consumed by `DELETE ... RETURNING`, so two writers cannot both succeed;
 - approvals, grants and denials outside any thread (`thread_id=None`) are stored under the
   empty string, so `""` is refused as a thread id in those methods;
-- `PRAGMA user_version` is the schema version; opening a file runs the missing `_MIGRATIONS`.
+- `PRAGMA user_version` is the schema version; opening a file runs the missing migrations
+  (`sqlite_schema`); the server's protocol state has rows of its own (`sqlite_wire`).
 
 Calls run directly on the event loop thread: each is one short indexed statement or one small
 transaction (tens of microseconds in WAL mode), cheaper than a hop to a worker thread and back.
 Checkpoints (copying the WAL into the database file, with its `fsync`s: milliseconds) run in a
-background thread of the store on a connection of its own, every `_CHECKPOINT_EVERY` commits,
+background thread of the store (`checkpoints.Checkpointer`), every `_CHECKPOINT_EVERY` commits,
 so that no commit on the event loop waits for one; SQLite's automatic checkpoint stays on, at
 `_AUTOCHECKPOINT_PAGES`, in case that thread falls behind.
 It also means no other task can interleave between `BEGIN` and `COMMIT` on the shared
@@ -30,35 +31,32 @@ Nothing here logs message content, arguments or results.
 
 from __future__ import annotations
 
-import base64
 import json
-import logging
 import os
-import random
 import sqlite3
-import threading
 import time
 import weakref
-from collections.abc import Callable, Generator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Self, cast
+from typing import TYPE_CHECKING, Any, Final, Self
 
 from ..envelopes import ToolCall, ToolResult
-from ..errors import EnvelopeError, UsageError
+from ..errors import UsageError
 from ..messages import Message, ToolResultMessage, message_from_dict
 from ..policy import Grant
 from . import CallState, LedgerEntry
 from .batching import GroupCommit
+from .checkpoints import Checkpointer
+from .sqlite_schema import SCHEMA_VERSION, dumps, migrate, transaction
+from .sqlite_wire import SavedWire, load_wire, save_wire, wire_parts
 
 if TYPE_CHECKING:
     from ..protocol.sequencing import Sequencing
 
 __all__ = ["FILENAME", "SCHEMA_VERSION", "SqliteStore"]
-
-_log = logging.getLogger("toolwire.store")
 
 FILENAME: Final = "toolwire.sqlite3"
 """The name of the database file inside a data directory."""
@@ -67,83 +65,6 @@ _NO_THREAD: Final = ""
 """The `thread_id` column value of approvals, grants and denials outside any thread."""
 
 _TERMINAL: Final = CallState.TERMINAL.value
-
-
-def _migrate_to_1(db: sqlite3.Connection) -> None:
-    """Create the first schema."""
-    for statement in (
-        "CREATE TABLE threads (id TEXT PRIMARY KEY, principal TEXT, created_at REAL NOT NULL)",
-        "CREATE TABLE messages (thread_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL,"
-        " PRIMARY KEY (thread_id, seq)) WITHOUT ROWID",
-        # `recorded` keeps the recording order (an explicit key: VACUUM may renumber plain rowids).
-        "CREATE TABLE ledger (recorded INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, call_id TEXT NOT NULL,"
-        " request_index INTEGER NOT NULL, state TEXT NOT NULL, execution TEXT NOT NULL, mode TEXT NOT NULL,"
-        " deadline REAL, call TEXT NOT NULL, result TEXT, UNIQUE (thread_id, call_id))",
-        "CREATE INDEX ledger_open ON ledger (thread_id, state)",
-        "CREATE TABLE approvals (thread_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,"
-        " args_hash TEXT NOT NULL, PRIMARY KEY (thread_id, call_id, tool, args_hash)) WITHOUT ROWID",
-        "CREATE TABLE grants (id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, tool TEXT NOT NULL,"
-        " explicit INTEGER NOT NULL, granted_at REAL NOT NULL, UNIQUE (thread_id, tool))",
-        "CREATE TABLE denials (thread_id TEXT NOT NULL, tool TEXT NOT NULL, args_hash TEXT NOT NULL,"
-        " reason TEXT NOT NULL, PRIMARY KEY (thread_id, tool, args_hash)) WITHOUT ROWID",
-    ):
-        db.execute(statement)
-
-
-def _migrate_to_2(db: sqlite3.Connection) -> None:
-    """Add the client tool state of threads (registered groups, expansion, hidden tools, context)."""
-    db.execute("CREATE TABLE client_state (thread_id TEXT PRIMARY KEY, state TEXT NOT NULL, updated_at REAL NOT NULL)")
-
-
-def _migrate_to_3(db: sqlite3.Connection) -> None:
-    """Keep the request id of client calls, so that a re-send after a restart carries the same id."""
-    db.execute("ALTER TABLE ledger ADD COLUMN request_id TEXT")
-
-
-def _migrate_to_4(db: sqlite3.Connection) -> None:
-    """Keep the server's protocol state of each conversation: numbering and unacknowledged frames."""
-    db.execute("CREATE TABLE wire_state (thread_id TEXT PRIMARY KEY, state TEXT NOT NULL, updated_at REAL NOT NULL)")
-
-
-def _migrate_to_5(db: sqlite3.Connection) -> None:
-    """Keep the server's unacknowledged frames one row each, so that a save writes only what changed.
-
-    `wire_state.state` keeps the rest (role, conversation, numbering) and `version` the token of
-    the save that last rewrote the frames. Each frame row also keeps the numbering of the save that
-    wrote it (the numbering only grows): a save that only adds a frame writes one row.
-    """
-    db.execute(
-        "CREATE TABLE wire_outbox (thread_id TEXT NOT NULL, stanza INTEGER NOT NULL, frame BLOB NOT NULL,"
-        " next_stanza INTEGER NOT NULL, last_seen INTEGER NOT NULL, PRIMARY KEY (thread_id, stanza)) WITHOUT ROWID"
-    )
-    db.execute("ALTER TABLE wire_state ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
-    for thread_id, text in db.execute("SELECT thread_id, state FROM wire_state").fetchall():
-        try:
-            state = json.loads(text)
-            header, frames = _wire_parts(state)
-        except (EnvelopeError, TypeError, ValueError):  # not a state this code wrote: left as it is
-            continue
-        numbering = (header["nextStanza"], header["lastSeen"])
-        db.executemany(_INSERT_FRAME, [(thread_id, stanza, frame, *numbering) for stanza, frame in frames.items()])
-        db.execute("UPDATE wire_state SET state = ? WHERE thread_id = ?", (_dumps(header), thread_id))
-
-
-_MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (
-    _migrate_to_1,
-    _migrate_to_2,
-    _migrate_to_3,
-    _migrate_to_4,
-    _migrate_to_5,
-)
-"""`_MIGRATIONS[n]` brings a file from schema version `n` to `n + 1`; append, never edit."""
-
-SCHEMA_VERSION: Final = len(_MIGRATIONS)
-"""The schema version this code writes (`PRAGMA user_version`)."""
-
-
-def _dumps(value: Any) -> str:
-    # ASCII only: a lone surrogate (a model can send "\ud800") is escaped instead of failing to encode.
-    return json.dumps(value, separators=(",", ":"))
 
 
 def _thread_key(thread_id: str | None) -> str:
@@ -164,27 +85,16 @@ _RECORD: Final = (
     " ON CONFLICT (thread_id, call_id) DO NOTHING"
 )
 _COMPLETE: Final = "UPDATE ledger SET state = ?, result = ? WHERE thread_id = ? AND call_id = ? AND state != ?"
-_DISPATCH: Final = (
-    f"UPDATE ledger SET state = '{CallState.DISPATCHED.value}' WHERE thread_id = ? AND call_id = ? AND state != ?"
-)
-_INSERT_FRAME: Final = (
-    "INSERT INTO wire_outbox (thread_id, stanza, frame, next_stanza, last_seen) VALUES (?, ?, ?, ?, ?)"
-    " ON CONFLICT (thread_id, stanza) DO UPDATE SET frame = excluded.frame,"
-    " next_stanza = excluded.next_stanza, last_seen = excluded.last_seen"
-)
-_NUMBERING: Final = ("nextStanza", "lastSeen")
 _CHECKPOINT_EVERY: Final = 200
 """Write transactions between two background checkpoints (a few hundred WAL pages)."""
 _AUTOCHECKPOINT_PAGES: Final = 10_000
 """WAL pages after which a commit checkpoints by itself (40 MB; the background thread goes first)."""
-_KEPT_OUTBOXES: Final = 1024
-"""Threads whose last saved outbox a store remembers, to write only what changed (the oldest are forgotten)."""
 
 
 def _ledger_row(entry: LedgerEntry) -> tuple[Any, ...]:
     head = (entry.thread_id, entry.call.id, entry.request_index, entry.state.value, entry.execution, entry.mode)
-    result = None if entry.result is None else _dumps(entry.result.to_dict())
-    return (*head, entry.deadline, _dumps(entry.call.to_dict()), result, entry.request_id)
+    result = None if entry.result is None else dumps(entry.result.to_dict())
+    return (*head, entry.deadline, dumps(entry.call.to_dict()), result, entry.request_id)
 
 
 def _entry(row: Any) -> LedgerEntry:
@@ -228,15 +138,15 @@ class SqliteStore:
             # On for later schema versions. Version 1 declares no foreign key: as in `MemoryStore`,
             # messages and ledger entries may be written for a thread before `create_thread`.
             db.execute("PRAGMA foreign_keys = ON")
-            _migrate(db, self.path)
+            migrate(db, self.path)
         except BaseException:
             db.close()
             raise
         self._db: sqlite3.Connection | None = db
         self._busy_timeout = busy_timeout
         self._commits = 0
-        self._checkpointer: _Checkpointer | None = None
-        self._outboxes: dict[str, _SavedWire] = {}
+        self._checkpointer: Checkpointer | None = None
+        self._outboxes: dict[str, SavedWire] = {}
         """Per thread, the `version` token and the outbox frames of this store's last save."""
         self._group = GroupCommit(self._write, self._outboxes.clear)
         """Saves of the protocol state (one before each frame a server writes) share transactions."""
@@ -260,14 +170,14 @@ class SqliteStore:
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         db = self._connection()
         if self._checkpointer is None:  # from the first write on (a store that only reads needs none)
-            self._checkpointer = _Checkpointer(self.path, self._busy_timeout)
+            self._checkpointer = Checkpointer(self.path, self._busy_timeout)
             # A store dropped without `aclose()` ends its thread too (the thread holds no reference to it).
             weakref.finalize(self, self._checkpointer.stop, join=False)
         self._commits += 1
         if self._commits >= _CHECKPOINT_EVERY:
             self._commits = 0
             self._checkpointer.poke()
-        return _transaction(db)
+        return transaction(db)
 
     # -- threads and transcripts ----------------------------------------------------------------
 
@@ -296,7 +206,7 @@ class SqliteStore:
 
     async def append_messages(self, thread_id: str, messages: Sequence[Message]) -> None:
         """Append messages to the thread's transcript in one transaction."""
-        bodies = [_dumps(message.to_dict()) for message in messages]
+        bodies = [dumps(message.to_dict()) for message in messages]
         with self._write() as db:
             _append(db, thread_id, bodies)
 
@@ -310,7 +220,7 @@ class SqliteStore:
 
     async def record_batch(self, thread_id: str, message: Message, entries: Sequence[LedgerEntry]) -> None:
         """Append the message that asks for a batch of calls and write the calls to the ledger, in one transaction."""
-        body = _dumps(message.to_dict())
+        body = dumps(message.to_dict())
         rows = [_ledger_row(entry) for entry in entries]
         with self._write() as db:
             _append(db, thread_id, [body])
@@ -326,7 +236,7 @@ class SqliteStore:
         messages: list[ToolResultMessage] = []
         with self._write() as db:
             for call, result in zip(calls, results, strict=True):
-                cursor = db.execute(_COMPLETE, (_TERMINAL, _dumps(result.to_dict()), thread_id, call.id, _TERMINAL))
+                cursor = db.execute(_COMPLETE, (_TERMINAL, dumps(result.to_dict()), thread_id, call.id, _TERMINAL))
                 if cursor.rowcount != 1:  # an earlier result won (or the call was never recorded)
                     row = db.execute(
                         "SELECT result FROM ledger WHERE thread_id = ? AND call_id = ?", (thread_id, call.id)
@@ -334,7 +244,7 @@ class SqliteStore:
                     if row is not None and row[0] is not None:
                         result = ToolResult.from_dict(json.loads(row[0]))
                 messages.append(ToolResultMessage(call.name, result))
-            _append(db, thread_id, [_dumps(message.to_dict()) for message in messages])
+            _append(db, thread_id, [dumps(message.to_dict()) for message in messages])
         return messages
 
     async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
@@ -353,7 +263,7 @@ class SqliteStore:
 
     async def complete_call(self, thread_id: str, call_id: str, result: ToolResult) -> bool:
         """Record the call's result; True if this was the first terminal result (it wins)."""
-        body = _dumps(result.to_dict())
+        body = dumps(result.to_dict())
         with self._write() as db:
             cursor = db.execute(_COMPLETE, (_TERMINAL, body, thread_id, call_id, _TERMINAL))
         return cursor.rowcount == 1
@@ -462,29 +372,14 @@ class SqliteStore:
                 db.execute(
                     "INSERT INTO client_state (thread_id, state, updated_at) VALUES (?, ?, ?)"
                     " ON CONFLICT (thread_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
-                    (thread_id, _dumps(state), time.time()),
+                    (thread_id, dumps(state), time.time()),
                 )
 
     # -- the server's protocol state ------------------------------------------------------------
 
     async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
         """Return the server's protocol state of the conversation (None when there is none)."""
-        db = self._connection()
-        row = db.execute("SELECT state FROM wire_state WHERE thread_id = ?", (thread_id,)).fetchone()
-        if row is None:
-            return None
-        state = json.loads(row[0])
-        if "outbox" in state:  # written before schema version 5 and not migrated: as it was
-            return state
-        rows = db.execute(
-            "SELECT stanza, frame, next_stanza, last_seen FROM wire_outbox WHERE thread_id = ? ORDER BY stanza",
-            (thread_id,),
-        ).fetchall()
-        if rows:  # the numbering of the last save may be on its frame's row
-            state["nextStanza"] = max(state["nextStanza"], *(row[2] for row in rows))
-            state["lastSeen"] = max(state["lastSeen"], *(row[3] for row in rows))
-        state["outbox"] = [[stanza, base64.b64encode(frame).decode("ascii")] for stanza, frame, _, _ in rows]
-        return state
+        return load_wire(self._connection(), thread_id)
 
     async def save_wire_state(
         self, thread_id: str, state: Sequencing | Mapping[str, Any] | None, *, dispatched: Sequence[str] = ()
@@ -507,67 +402,11 @@ class SqliteStore:
         Raises:
             EnvelopeError: A mapping that is not `Sequencing.to_dict()`'s form.
         """
-        parts = None if state is None else _wire_parts(state)
+        parts = None if state is None else wire_parts(state)
         self._connection()  # a closed store fails here, not in the shared transaction
-        await self._group.submit(partial(self._save_wire, thread_id, parts, tuple(dispatched)))
-
-    def _save_wire(
-        self,
-        thread_id: str,
-        parts: tuple[dict[str, Any], dict[int, bytes]] | None,
-        dispatched: tuple[str, ...],
-        db: sqlite3.Connection,
-    ) -> None:
-        """`save_wire_state`'s statements, inside a (possibly shared) write transaction."""
-        if dispatched:
-            db.executemany(_DISPATCH, [(thread_id, call_id, _TERMINAL) for call_id in dispatched])
-        known = self._outboxes.pop(thread_id, None)
-        if parts is None:
-            db.execute("DELETE FROM wire_state WHERE thread_id = ?", (thread_id,))
-            db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
-            return
-        header, frames = parts
-        saved = _SavedWire(known.version if known is not None else 0, header, frames)
-        if known is not None and known.continued_by(saved):
-            row = db.execute("SELECT version FROM wire_state WHERE thread_id = ?", (thread_id,)).fetchone()
-            if row is None or row[0] != known.version:
-                known = None  # another writer saved this thread since
-        else:
-            known = None
-        numbering = (header["nextStanza"], header["lastSeen"])
-        if known is not None:
-            stored = known.frames
-            added = [
-                (thread_id, stanza, frame, *numbering)
-                for stanza, frame in frames.items()
-                if (old := stored.get(stanza)) is not frame and old != frame
-            ]
-            gone = [(thread_id, stanza) for stanza in stored if stanza not in frames]
-            # An added row carries the numbering; without one, the header must (load takes the max).
-            if not added and (gone or numbering != (known.header["nextStanza"], known.header["lastSeen"])):
-                db.execute(
-                    "UPDATE wire_state SET state = ?, updated_at = ? WHERE thread_id = ?",
-                    (_dumps(header), time.time(), thread_id),
-                )
-            if gone:
-                db.executemany("DELETE FROM wire_outbox WHERE thread_id = ? AND stanza = ?", gone)
-        else:
-            saved.version = random.getrandbits(62) + 1  # not a secret: tells this store's saves apart
-            db.execute(
-                "INSERT INTO wire_state (thread_id, state, updated_at, version) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (thread_id) DO UPDATE SET state = excluded.state,"
-                " updated_at = excluded.updated_at, version = excluded.version",
-                (thread_id, _dumps(header), time.time(), saved.version),
-            )
-            db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
-            added = [(thread_id, stanza, frame, *numbering) for stanza, frame in frames.items()]
-        if added:
-            db.executemany(_INSERT_FRAME, added)
-        # Remembered for the next save of the thread (in this transaction or a later one); a failed
-        # transaction makes the store forget everything it remembered (`GroupCommit`'s rolled_back).
-        self._outboxes[thread_id] = saved
-        if len(self._outboxes) > _KEPT_OUTBOXES:
-            del self._outboxes[next(iter(self._outboxes))]
+        await self._group.submit(
+            partial(save_wire, outboxes=self._outboxes, thread_id=thread_id, parts=parts, dispatched=tuple(dispatched))
+        )
 
     async def aclose(self) -> None:
         """Close the connection; the store cannot be used afterwards. Closing twice is harmless."""
@@ -596,123 +435,3 @@ def _append(db: sqlite3.Connection, thread_id: str, bodies: Sequence[str]) -> No
         "INSERT INTO messages (thread_id, seq, body) VALUES (?, ?, ?)",
         [(thread_id, start + offset, body) for offset, body in enumerate(bodies)],
     )
-
-
-def _wire_parts(state: Sequencing | Mapping[str, Any]) -> tuple[dict[str, Any], dict[int, bytes]]:
-    """A protocol state as its stored parts: everything but the outbox (JSON), and the outbox's frames.
-
-    Raises:
-        EnvelopeError: A mapping that is not `Sequencing.to_dict()`'s form.
-    """
-    if not isinstance(state, Mapping):
-        header = {
-            "role": state.role,
-            "conversationId": state.conversation_id,
-            "nextStanza": state.next_stanza,
-            "lastSeen": state.last_seen,
-        }
-        return header, dict(state.outbox)
-    header = {key: value for key, value in state.items() if key != "outbox"}
-    try:
-        if not all(type(header.get(key)) is int for key in _NUMBERING):
-            raise ValueError("nextStanza and lastSeen must be integers")
-        outbox = cast("list[tuple[Any, Any]]", state.get("outbox") or [])
-        return header, {int(stanza): base64.b64decode(frame, validate=True) for stanza, frame in outbox}
-    except (TypeError, ValueError) as exc:
-        raise EnvelopeError(f"not a Sequencing state: {exc!r:.80}") from None
-
-
-class _SavedWire:
-    """What a store last saved of a conversation's protocol state (to write only what changes)."""
-
-    __slots__ = ("frames", "header", "version")
-
-    def __init__(self, version: int, header: dict[str, Any], frames: dict[int, bytes]) -> None:
-        self.version = version
-        self.header = header
-        self.frames = frames
-
-    def continued_by(self, new: _SavedWire) -> bool:
-        """True when `new` only moves on from this state: same end, numbering not gone back."""
-        old_header, new_header = self.header, new.header
-        return (
-            new_header["nextStanza"] >= old_header["nextStanza"]
-            and new_header["lastSeen"] >= old_header["lastSeen"]
-            and len(old_header) == len(new_header)
-            and all(new_header.get(key) == value for key, value in old_header.items() if key not in _NUMBERING)
-        )
-
-
-class _Checkpointer:
-    """A thread that checkpoints the WAL (PASSIVE) when poked, on a connection of its own.
-
-    PASSIVE never waits for the event loop's connection and never blocks its writes; the thread
-    spends its time in SQLite's C code (the GIL released), copying pages and in `fsync`.
-    """
-
-    def __init__(self, path: Path, busy_timeout: float) -> None:
-        self._path = path
-        self._busy_timeout = busy_timeout
-        self._wake = threading.Event()
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="toolwire-sqlite-checkpoint", daemon=True)
-        self._thread.start()
-
-    def poke(self) -> None:
-        """Checkpoint soon."""
-        self._wake.set()
-
-    def stop(self, *, join: bool = True) -> None:
-        """End the thread (after the checkpoint in progress, if any); wait for it unless `join` is false."""
-        self._stopping = True
-        self._wake.set()
-        if join and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        try:
-            db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
-            _log.warning("the background checkpoints of %s are off: %s", self._path, exc)
-            return
-        try:
-            db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-            while True:
-                self._wake.wait()
-                self._wake.clear()
-                if self._stopping:
-                    return
-                try:
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                except sqlite3.Error as exc:  # e.g. another process checkpoints: SQLite's own ones still run
-                    _log.debug("a background checkpoint of %s failed: %s", self._path, exc)
-        finally:
-            db.close()
-
-
-@contextmanager
-def _transaction(db: sqlite3.Connection) -> Generator[sqlite3.Connection]:
-    """Run the body as one write transaction, taking the file's write lock up front."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
-
-
-def _migrate(db: sqlite3.Connection, path: Path) -> None:
-    """Bring the file's schema to `SCHEMA_VERSION` in one transaction (other processes wait)."""
-    with _transaction(db):
-        (version,) = db.execute("PRAGMA user_version").fetchone()
-        if version > SCHEMA_VERSION:
-            raise UsageError(
-                f"{path} has schema version {version}, newer than this toolwire's {SCHEMA_VERSION}; upgrade toolwire"
-            )
-        for step in _MIGRATIONS[version:]:
-            step(db)
-        if version < SCHEMA_VERSION:
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            _log.info("migrated %s from schema version %d to %d", path, version, SCHEMA_VERSION)

@@ -1,0 +1,130 @@
+"""The SQLite file's schema: its migrations, and the transactions every write runs in.
+
+`PRAGMA user_version` is the schema version; opening a file runs the missing `MIGRATIONS` in one
+transaction. A migration is appended, never edited: a file of any earlier version must still be
+brought up to date.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+from ..errors import EnvelopeError, UsageError
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "dumps", "migrate", "transaction"]
+
+_log = logging.getLogger("toolwire.store")
+
+
+def dumps(value: Any) -> str:
+    """The JSON text of a stored value."""
+    # ASCII only: a lone surrogate (a model can send "\ud800") is escaped instead of failing to encode.
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _migrate_to_1(db: sqlite3.Connection) -> None:
+    """Create the first schema."""
+    for statement in (
+        "CREATE TABLE threads (id TEXT PRIMARY KEY, principal TEXT, created_at REAL NOT NULL)",
+        "CREATE TABLE messages (thread_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL,"
+        " PRIMARY KEY (thread_id, seq)) WITHOUT ROWID",
+        # `recorded` keeps the recording order (an explicit key: VACUUM may renumber plain rowids).
+        "CREATE TABLE ledger (recorded INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, call_id TEXT NOT NULL,"
+        " request_index INTEGER NOT NULL, state TEXT NOT NULL, execution TEXT NOT NULL, mode TEXT NOT NULL,"
+        " deadline REAL, call TEXT NOT NULL, result TEXT, UNIQUE (thread_id, call_id))",
+        "CREATE INDEX ledger_open ON ledger (thread_id, state)",
+        "CREATE TABLE approvals (thread_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,"
+        " args_hash TEXT NOT NULL, PRIMARY KEY (thread_id, call_id, tool, args_hash)) WITHOUT ROWID",
+        "CREATE TABLE grants (id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, tool TEXT NOT NULL,"
+        " explicit INTEGER NOT NULL, granted_at REAL NOT NULL, UNIQUE (thread_id, tool))",
+        "CREATE TABLE denials (thread_id TEXT NOT NULL, tool TEXT NOT NULL, args_hash TEXT NOT NULL,"
+        " reason TEXT NOT NULL, PRIMARY KEY (thread_id, tool, args_hash)) WITHOUT ROWID",
+    ):
+        db.execute(statement)
+
+
+def _migrate_to_2(db: sqlite3.Connection) -> None:
+    """Add the client tool state of threads (registered groups, expansion, hidden tools, context)."""
+    db.execute("CREATE TABLE client_state (thread_id TEXT PRIMARY KEY, state TEXT NOT NULL, updated_at REAL NOT NULL)")
+
+
+def _migrate_to_3(db: sqlite3.Connection) -> None:
+    """Keep the request id of client calls, so that a re-send after a restart carries the same id."""
+    db.execute("ALTER TABLE ledger ADD COLUMN request_id TEXT")
+
+
+def _migrate_to_4(db: sqlite3.Connection) -> None:
+    """Keep the server's protocol state of each conversation: numbering and unacknowledged frames."""
+    db.execute("CREATE TABLE wire_state (thread_id TEXT PRIMARY KEY, state TEXT NOT NULL, updated_at REAL NOT NULL)")
+
+
+def _migrate_to_5(db: sqlite3.Connection) -> None:
+    """Keep the server's unacknowledged frames one row each, so that a save writes only what changed.
+
+    `wire_state.state` keeps the rest (role, conversation, numbering) and `version` the token of
+    the save that last rewrote the frames. Each frame row also keeps the numbering of the save that
+    wrote it (the numbering only grows): a save that only adds a frame writes one row.
+    """
+    db.execute(
+        "CREATE TABLE wire_outbox (thread_id TEXT NOT NULL, stanza INTEGER NOT NULL, frame BLOB NOT NULL,"
+        " next_stanza INTEGER NOT NULL, last_seen INTEGER NOT NULL, PRIMARY KEY (thread_id, stanza)) WITHOUT ROWID"
+    )
+    from .sqlite_wire import INSERT_FRAME, wire_parts  # (the module that writes these rows imports this one)
+
+    db.execute("ALTER TABLE wire_state ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
+    for thread_id, text in db.execute("SELECT thread_id, state FROM wire_state").fetchall():
+        try:
+            state = json.loads(text)
+            header, frames = wire_parts(state)
+        except (EnvelopeError, TypeError, ValueError):  # not a state this code wrote: left as it is
+            continue
+        numbering = (header["nextStanza"], header["lastSeen"])
+        db.executemany(INSERT_FRAME, [(thread_id, stanza, frame, *numbering) for stanza, frame in frames.items()])
+        db.execute("UPDATE wire_state SET state = ? WHERE thread_id = ?", (dumps(header), thread_id))
+
+
+MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (
+    _migrate_to_1,
+    _migrate_to_2,
+    _migrate_to_3,
+    _migrate_to_4,
+    _migrate_to_5,
+)
+"""`MIGRATIONS[n]` brings a file from schema version `n` to `n + 1`; append, never edit."""
+
+SCHEMA_VERSION: Final = len(MIGRATIONS)
+"""The schema version this code writes (`PRAGMA user_version`)."""
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection) -> Generator[sqlite3.Connection]:
+    """Run the body as one write transaction, taking the file's write lock up front."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+def migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring the file's schema to `SCHEMA_VERSION` in one transaction (other processes wait)."""
+    with transaction(db):
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise UsageError(
+                f"{path} has schema version {version}, newer than this toolwire's {SCHEMA_VERSION}; upgrade toolwire"
+            )
+        for step in MIGRATIONS[version:]:
+            step(db)
+        if version < SCHEMA_VERSION:
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            _log.info("migrated %s from schema version %d to %d", path, version, SCHEMA_VERSION)

@@ -1,0 +1,166 @@
+"""The server's protocol state of a conversation (`Sequencing`) as rows of the SQLite file.
+
+`wire_state` keeps the header (role, conversation, numbering, the `version` token of the save that
+last rewrote the frames), `wire_outbox` one row per unacknowledged frame, each with the numbering
+of the save that wrote it (the numbering only grows), so that a save writes only what changed:
+one frame sent after the client acknowledged the last one touches one page.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import sqlite3
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from ..errors import EnvelopeError
+from . import CallState
+from .sqlite_schema import dumps
+
+if TYPE_CHECKING:
+    from ..protocol.sequencing import Sequencing
+
+__all__ = ["DISPATCH", "INSERT_FRAME", "KEPT_OUTBOXES", "SavedWire", "load_wire", "save_wire", "wire_parts"]
+
+_TERMINAL: Final = CallState.TERMINAL.value
+DISPATCH: Final = (
+    f"UPDATE ledger SET state = '{CallState.DISPATCHED.value}' WHERE thread_id = ? AND call_id = ? AND state != ?"
+)
+INSERT_FRAME: Final = (
+    "INSERT INTO wire_outbox (thread_id, stanza, frame, next_stanza, last_seen) VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT (thread_id, stanza) DO UPDATE SET frame = excluded.frame,"
+    " next_stanza = excluded.next_stanza, last_seen = excluded.last_seen"
+)
+NUMBERING: Final = ("nextStanza", "lastSeen")
+KEPT_OUTBOXES: Final = 1024
+"""Threads whose last saved outbox a store remembers, to write only what changed (the oldest are forgotten)."""
+
+
+def load_wire(db: sqlite3.Connection, thread_id: str) -> dict[str, Any] | None:
+    """Read a conversation's protocol state (`Sequencing.to_dict()`'s form; None when there is none)."""
+    row = db.execute("SELECT state FROM wire_state WHERE thread_id = ?", (thread_id,)).fetchone()
+    if row is None:
+        return None
+    state = json.loads(row[0])
+    if "outbox" in state:  # written before schema version 5 and not migrated: as it was
+        return state
+    rows = db.execute(
+        "SELECT stanza, frame, next_stanza, last_seen FROM wire_outbox WHERE thread_id = ? ORDER BY stanza",
+        (thread_id,),
+    ).fetchall()
+    if rows:  # the numbering of the last save may be on its frame's row
+        state["nextStanza"] = max(state["nextStanza"], *(row[2] for row in rows))
+        state["lastSeen"] = max(state["lastSeen"], *(row[3] for row in rows))
+    state["outbox"] = [[stanza, base64.b64encode(frame).decode("ascii")] for stanza, frame, _, _ in rows]
+    return state
+
+
+def save_wire(
+    db: sqlite3.Connection,
+    outboxes: dict[str, SavedWire],
+    thread_id: str,
+    parts: tuple[dict[str, Any], dict[int, bytes]] | None,
+    dispatched: Sequence[str],
+) -> None:
+    """Write a conversation's protocol state inside a (possibly shared) write transaction.
+
+    `parts` is `wire_parts()` of the state (None deletes it); `outboxes` is what the store
+    remembers of its last save of each thread, updated here. See `SqliteStore.save_wire_state`.
+    """
+    if dispatched:
+        db.executemany(DISPATCH, [(thread_id, call_id, _TERMINAL) for call_id in dispatched])
+    known = outboxes.pop(thread_id, None)
+    if parts is None:
+        db.execute("DELETE FROM wire_state WHERE thread_id = ?", (thread_id,))
+        db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
+        return
+    header, frames = parts
+    saved = SavedWire(known.version if known is not None else 0, header, frames)
+    if known is not None and known.continued_by(saved):
+        row = db.execute("SELECT version FROM wire_state WHERE thread_id = ?", (thread_id,)).fetchone()
+        if row is None or row[0] != known.version:
+            known = None  # another writer saved this thread since
+    else:
+        known = None
+    numbering = (header["nextStanza"], header["lastSeen"])
+    if known is not None:
+        stored = known.frames
+        added = [
+            (thread_id, stanza, frame, *numbering)
+            for stanza, frame in frames.items()
+            if (old := stored.get(stanza)) is not frame and old != frame
+        ]
+        gone = [(thread_id, stanza) for stanza in stored if stanza not in frames]
+        # An added row carries the numbering; without one, the header must (load takes the max).
+        if not added and (gone or numbering != (known.header["nextStanza"], known.header["lastSeen"])):
+            db.execute(
+                "UPDATE wire_state SET state = ?, updated_at = ? WHERE thread_id = ?",
+                (dumps(header), time.time(), thread_id),
+            )
+        if gone:
+            db.executemany("DELETE FROM wire_outbox WHERE thread_id = ? AND stanza = ?", gone)
+    else:
+        saved.version = random.getrandbits(62) + 1  # not a secret: tells this store's saves apart
+        db.execute(
+            "INSERT INTO wire_state (thread_id, state, updated_at, version) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (thread_id) DO UPDATE SET state = excluded.state,"
+            " updated_at = excluded.updated_at, version = excluded.version",
+            (thread_id, dumps(header), time.time(), saved.version),
+        )
+        db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
+        added = [(thread_id, stanza, frame, *numbering) for stanza, frame in frames.items()]
+    if added:
+        db.executemany(INSERT_FRAME, added)
+    # Remembered for the next save of the thread (in this transaction or a later one); a failed
+    # transaction makes the store forget everything it remembered (`GroupCommit`'s rolled_back).
+    outboxes[thread_id] = saved
+    if len(outboxes) > KEPT_OUTBOXES:
+        del outboxes[next(iter(outboxes))]
+
+
+def wire_parts(state: Sequencing | Mapping[str, Any]) -> tuple[dict[str, Any], dict[int, bytes]]:
+    """A protocol state as its stored parts: everything but the outbox (JSON), and the outbox's frames.
+
+    Raises:
+        EnvelopeError: A mapping that is not `Sequencing.to_dict()`'s form.
+    """
+    if not isinstance(state, Mapping):
+        header = {
+            "role": state.role,
+            "conversationId": state.conversation_id,
+            "nextStanza": state.next_stanza,
+            "lastSeen": state.last_seen,
+        }
+        return header, dict(state.outbox)
+    header = {key: value for key, value in state.items() if key != "outbox"}
+    try:
+        if not all(type(header.get(key)) is int for key in NUMBERING):
+            raise ValueError("nextStanza and lastSeen must be integers")
+        outbox = cast("list[tuple[Any, Any]]", state.get("outbox") or [])
+        return header, {int(stanza): base64.b64decode(frame, validate=True) for stanza, frame in outbox}
+    except (TypeError, ValueError) as exc:
+        raise EnvelopeError(f"not a Sequencing state: {exc!r:.80}") from None
+
+
+class SavedWire:
+    """What a store last saved of a conversation's protocol state (to write only what changes)."""
+
+    __slots__ = ("frames", "header", "version")
+
+    def __init__(self, version: int, header: dict[str, Any], frames: dict[int, bytes]) -> None:
+        self.version = version
+        self.header = header
+        self.frames = frames
+
+    def continued_by(self, new: SavedWire) -> bool:
+        """True when `new` only moves on from this state: same end, numbering not gone back."""
+        old_header, new_header = self.header, new.header
+        return (
+            new_header["nextStanza"] >= old_header["nextStanza"]
+            and new_header["lastSeen"] >= old_header["lastSeen"]
+            and len(old_header) == len(new_header)
+            and all(new_header.get(key) == value for key, value in old_header.items() if key not in NUMBERING)
+        )
