@@ -14,24 +14,25 @@ Every path leaves a transcript that OpenAI and Anthropic accept: an assistant me
 is followed by exactly one result per call before anything else, also when the run is canceled,
 ends at a limit, or the process died in the middle of a batch (the next run closes such calls
 as Canceled by `system`).
+
+Beside the loop: `turns` lets the runs of a thread take turns, `ledger` writes each call's entry
+ahead and recovers calls a stopped process left, `client_tools.batch` runs the client-tool steps.
 """
 
 from __future__ import annotations
 
 import math
 import secrets
-import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio import CancelScope
 
-from .client_tools.channel import ClientChannel, ClientHub, ClientToolsConfig, new_request_id
+from .client_tools.batch import NO_CLIENT_INPUT, ClientInput, failed_fast_error, open_session, run_client_batch
+from .client_tools.channel import ClientChannel, ClientHub, ClientToolsConfig
 from .envelopes import ResultType, ToolCall, ToolResult, is_terminal_result
-from .errors import ClientDisconnected, ProviderError, UsageError
+from .errors import ProviderError, UsageError
 from .events import EndReason as EndReason
 from .events import ModelRequestStarted as ModelRequestStarted
 from .events import RunEvent as RunEvent
@@ -40,13 +41,15 @@ from .events import RunResult as RunResult
 from .guard import INTERRUPTED, guarded
 from .history import HistoryStrategy as HistoryStrategy
 from .history import TrimHistory as TrimHistory
-from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
+from .ledger import new_ledger_entry, recover_calls
+from .messages import AssistantMessage, Message, Usage, UserMessage
 from .models import Model, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice
-from .pipeline import Filter, Pipeline, ToolCallFinished, ToolCallStarted
-from .policy import ConsentHandler, PermissionPolicy
-from .store import LedgerEntry, Store
+from .pipeline import Filter, Pipeline
+from .policy import PermissionPolicy
+from .store import Store
 from .store.memory import MemoryStore
 from .tools import Cancellation, Tool, Toolbox
+from .turns import ThreadTurns
 
 if TYPE_CHECKING:  # loaded on the first run that uses client tools (pydantic models, jsonschema-rs)
     from .client_tools.definitions import ClientToolGroup
@@ -120,7 +123,7 @@ class Agent:
         self.client_tools = client_tools if client_tools is not None else ClientToolsConfig()
         self.clients = ClientHub()
         """The clients attached to threads; a server calls `attach`, `detach` and `deliver` on it."""
-        self._waiting: dict[str, list[anyio.Event]] = {}
+        self._thread_turns = ThreadTurns()
 
     async def run(
         self,
@@ -157,7 +160,7 @@ class Agent:
             ClientDisconnected: A client tool's client was gone under the `FailFast` strategy;
                 the transcript stays valid (the call has its Error result).
         """
-        clients = _ClientInput(client_tool_groups, tuple(expanded_containers), reset_client_state, client)
+        clients = ClientInput(client_tool_groups, tuple(expanded_containers), reset_client_state, client)
         cancellation = Cancellation() if cancellation is None else cancellation
         return await self._run(prompt, thread, cancellation, on_event, clients)
 
@@ -177,8 +180,8 @@ class Agent:
         `on_event` is told each event, as `stream()` would yield it.
         """
         cancellation = Cancellation() if cancellation is None else cancellation
-        clients = _ClientInput((), (), False, client)
-        async with self._thread_turn(thread):
+        clients = ClientInput((), (), False, client)
+        async with self._thread_turns.turn(thread):
             if not await self.store.thread_exists(thread):
                 return None
             session = await self._client_session(thread, clients)
@@ -205,8 +208,8 @@ class Agent:
         Raises:
             RegistrationError: The groups were refused; the thread's client state is unchanged.
         """
-        clients = _ClientInput(groups, tuple(expanded_containers), reset_client_state, None)
-        async with self._thread_turn(thread):
+        clients = ClientInput(groups, tuple(expanded_containers), reset_client_state, None)
+        async with self._thread_turns.turn(thread):
             await self.store.create_thread(thread)
             await self._client_session(thread, clients)
 
@@ -228,7 +231,7 @@ class Agent:
         `async with contextlib.aclosing(agent.stream(...)) as events: ...`.
         """
         cancellation = Cancellation() if cancellation is None else cancellation
-        clients = _ClientInput(client_tool_groups, tuple(expanded_containers), reset_client_state, client)
+        clients = ClientInput(client_tool_groups, tuple(expanded_containers), reset_client_state, client)
         send, receive = anyio.create_memory_object_stream[RunEvent](math.inf)
         failure: list[BaseException] = []
 
@@ -273,11 +276,11 @@ class Agent:
         thread: str | None,
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
-        clients: _ClientInput | None = None,
+        clients: ClientInput | None = None,
     ) -> RunResult:
-        clients = clients if clients is not None else _NO_CLIENT_INPUT
+        clients = clients if clients is not None else NO_CLIENT_INPUT
         thread_id = thread if thread is not None else _new_id("thread_")
-        async with self._thread_turn(thread_id):
+        async with self._thread_turns.turn(thread_id):
             store = self.store
             await store.create_thread(thread_id)
             session = await self._client_session(thread_id, clients)
@@ -304,7 +307,7 @@ class Agent:
         store = self.store
         history = await store.load_messages(thread_id)
         first_new = len(history)
-        history.extend(await self._recover(thread_id, history, session))
+        history.extend(await recover_calls(store, self.toolbox, thread_id, history, session))
         seen = {call.id for message in history if isinstance(message, AssistantMessage) for call in message.tool_calls}
         if prompt is not None:
             user = UserMessage(prompt)
@@ -434,20 +437,24 @@ class Agent:
         assistant = AssistantMessage(text, calls)
         history.append(assistant)
         toolbox = self.toolbox if session is None else session.toolbox
-        entries = [self._ledger_entry(thread_id, request_index, call, toolbox) for call in calls]
+        entries = [new_ledger_entry(thread_id, request_index, call, toolbox) for call in calls]
         await store.record_batch(thread_id, assistant, entries)  # the message and the ledger, write-ahead
         if session is not None:
             session.request_ids.update((entry.call.id, entry.request_id) for entry in entries if entry.request_id)
         if session is None:
             pipeline = self.pipeline
             if thread_id in self.clients.consenting:  # the thread's client answers consent prompts
-                pipeline = pipeline.with_tools(self.toolbox, consent=self._client_consent(thread_id))
+                consent = self.clients.consent_handler(thread_id, self.policy.consent)  # else the policy's handler
+                pipeline = pipeline.with_tools(self.toolbox, consent=consent)
             batch = await pipeline.invoke_batch(
                 runnable, thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=emit
             )
             results = _Results(batch.results, terminate=batch.terminate)
         else:
-            results = await self._run_client_batch(thread_id, request_index, runnable, cancellation, emit, session)
+            ran, terminate = await run_client_batch(
+                thread_id, request_index, runnable, cancellation, emit, session, self.pipeline, self.policy
+            )
+            results = _Results(ran, terminate=terminate)
         for call in calls[len(runnable) :]:
             reason = f"Not run: the run reached its limit of {self.max_tool_calls} tool calls"
             results.append(ToolResult.canceled(call.id, reason, "system"))
@@ -458,97 +465,21 @@ class Agent:
         if session is not None:
             await session.finish_batch([call.id for call in calls])
             if session.failed_fast is not None:
-                # Name the first such call in the model's order (calls of a batch fail together).
-                name = next(
-                    (
-                        call.name
-                        for call, result in zip(calls, results, strict=True)
-                        if result.error_code == "client_disconnected"
-                    ),
-                    session.failed_fast,
-                )
-                raise ClientDisconnected(f"the client of thread {thread_id} is gone; '{name}' could not run (FailFast)")
+                raise failed_fast_error(thread_id, calls, results, session.failed_fast)
         return results
 
-    async def _run_client_batch(
-        self,
-        thread_id: str,
-        request_index: int,
-        calls: tuple[ToolCall, ...],
-        cancellation: Cancellation,
-        emit: Callable[[RunEvent], None] | None,
-        session: ClientSession,
-    ) -> _Results:
-        """Run a batch of a thread with client tools.
-
-        The runtime answers container calls first (in the model's order); the pipeline runs the
-        rest over the server's and the client's tools.
-        """
-        answered = [session.answer(call.id, call.name) for call in calls]
-        for index, (call, result) in enumerate(zip(calls, answered, strict=True)):
-            if result is not None and emit is not None:
-                emit(ToolCallStarted(call, None, None, request_index, index))
-                emit(ToolCallFinished(call, result, 0.0, request_index, index))
-        rest = [call for call, result in zip(calls, answered, strict=True) if result is None]
-        consent = self._client_consent(thread_id) if thread_id in self.clients.consenting else None
-        pipeline = self.pipeline.with_tools(session.toolbox, consent=consent)
-        batch = await pipeline.invoke_batch(
-            rest, thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=emit
-        )
-        ran = iter(batch.results)
-        return _Results([result if result is not None else next(ran) for result in answered], terminate=batch.terminate)
-
-    def _client_consent(self, thread_id: str) -> ConsentHandler:
-        """Consent prompts go to the thread's client (its user decides), else the policy's handler."""
-        return self.clients.consent_handler(thread_id, self.policy.consent)
-
-    async def _client_session(self, thread_id: str, clients: _ClientInput) -> ClientSession | None:
+    async def _client_session(self, thread_id: str, clients: ClientInput) -> ClientSession | None:
         """The thread's client tools for this run; None when it has none (the common fast path)."""
         if not clients.used and await self.store.load_client_state(thread_id) is None:
             return None
-        from .client_tools.definitions import ClientToolGroup
-        from .client_tools.session import ClientSession
-
-        groups = [
-            group if isinstance(group, ClientToolGroup) else ClientToolGroup.from_dict(group)
-            for group in clients.groups
-        ]
-        session = await ClientSession.open(
+        return await open_session(
             thread_id,
+            clients,
             hub=self.clients,
             config=self.client_tools,
             store=self.store,
             server=self.toolbox,
-            groups=groups,
-            expanded=clients.expanded,
-            reset=clients.reset,
-        )
-        for name in session.redefined:  # consent was given for what the tool used to be
-            await self.policy.revoke(name, thread_id)
-        return session
-
-    async def _record_result(self, thread_id: str, result: ToolResult) -> ToolResult:
-        """Write a call's result to the ledger; return the result that won there (first writer wins)."""
-        call_id = result.call_id or ""
-        if await self.store.complete_call(thread_id, call_id, result):
-            return result
-        # Another writer's result won in the ledger: the transcript must say the same.
-        won = await self.store.get_call(thread_id, call_id)
-        return won.result if won is not None and won.result is not None else result
-
-    def _ledger_entry(self, thread_id: str, request_index: int, call: ToolCall, toolbox: Toolbox) -> LedgerEntry:
-        tool = toolbox.get(call.name)
-        if tool is None or not tool.is_client:
-            mode = tool.mode.value if tool is not None else "external"
-            return LedgerEntry(thread_id=thread_id, call=call, request_index=request_index, mode=mode)
-        return LedgerEntry(
-            thread_id=thread_id,
-            call=call,
-            request_index=request_index,
-            execution="client",
-            mode=tool.mode.value,
-            deadline=time.time() + tool.timeout,  # what a re-send after a restart keeps to
-            request_id=new_request_id(),
+            policy=self.policy,
         )
 
     def _over_budget(self, calls: Sequence[ToolCall], results: Sequence[ToolResult], failures: dict[str, int]) -> str:
@@ -559,90 +490,6 @@ class Agent:
                 if failures[call.name] > self.retry_budget:
                     return call.name
         return ""
-
-    async def _recover(
-        self, thread_id: str, history: list[Message], session: ClientSession | None
-    ) -> list[ToolResultMessage]:
-        """Give a result to each call a stopped process left without one.
-
-        A client call sent before the stop is asked for again, with the same request id, until
-        its stored deadline; any other call is closed as Canceled by `system` (never re-run).
-        """
-        last = next(
-            (index for index in range(len(history) - 1, -1, -1) if isinstance(history[index], AssistantMessage)), None
-        )
-        if last is None:
-            return []
-        assistant = history[last]
-        assert isinstance(assistant, AssistantMessage)
-        answered = {message.call_id for message in history[last + 1 :] if isinstance(message, ToolResultMessage)}
-        missing = [call for call in assistant.tool_calls if call.id not in answered]
-        if not missing:
-            return []
-        store, recovered = self.store, list[ToolResultMessage]()
-        for call in missing:
-            entry = await store.get_call(thread_id, call.id)
-            if entry is None:
-                await store.record_calls([self._ledger_entry(thread_id, -1, call, self.toolbox)])  # never recorded
-            result = entry.result if entry is not None else None
-            if result is None and entry is not None and entry.request_id is not None and session is not None:
-                result = await self._record_result(thread_id, await session.redispatch(entry))
-            if result is None:
-                reason = "The call was interrupted when the process stopped; it may not have run"
-                result = await self._record_result(thread_id, ToolResult.canceled(call.id, reason, "system"))
-            recovered.append(ToolResultMessage(call.name, result))
-        await store.append_messages(thread_id, recovered)
-        return recovered
-
-    @asynccontextmanager
-    async def _thread_turn(self, thread_id: str) -> AsyncGenerator[None]:
-        """Let one run at a time work on a thread (runs of other threads are not affected).
-
-        The thread's entry in `_waiting` is the queue of runs waiting for it: an empty list while one
-        run works alone (no lock object per run: a parked run stays small).
-        """
-        waiting = self._waiting.get(thread_id)
-        if waiting is None:
-            self._waiting[thread_id] = []
-        else:
-            turn = anyio.Event()
-            waiting.append(turn)
-            try:
-                await turn.wait()
-            except BaseException:
-                if turn.is_set():
-                    self._pass_turn(thread_id)  # handed the turn while being cancelled: hand it on
-                else:
-                    waiting.remove(turn)
-                raise
-        try:
-            yield
-        finally:
-            self._pass_turn(thread_id)
-
-    def _pass_turn(self, thread_id: str) -> None:
-        waiting = self._waiting[thread_id]
-        if waiting:
-            waiting.pop(0).set()
-        else:
-            del self._waiting[thread_id]
-
-
-@dataclass(frozen=True, slots=True)
-class _ClientInput:
-    """What a run was given about client tools."""
-
-    groups: Sequence[ClientToolGroup | Mapping[str, Any]]
-    expanded: tuple[str, ...]
-    reset: bool
-    channel: ClientChannel | None
-
-    @property
-    def used(self) -> bool:
-        return bool(self.groups) or self.reset or self.channel is not None or bool(self.expanded)
-
-
-_NO_CLIENT_INPUT: Final = _ClientInput((), (), False, None)
 
 
 class _Results(list[ToolResult]):

@@ -11,6 +11,7 @@ consent, invoke timeouts and disconnection strategies.
 | `state` | `ClientState`: a thread's groups, expansion, hidden tools and context; what the model is offered |
 | `channel` | `ClientChannel`, `ClientHub` (request/response correlation), disconnection strategies, config |
 | `session` | `ClientSession`: a thread's client tools during one run of the loop |
+| `batch` | the loop's client-tool steps: a run's client input, opening its session, running its batches |
 
 The names below load on first use: the definitions bring pydantic models and jsonschema-rs.
 """
