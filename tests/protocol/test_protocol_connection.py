@@ -243,6 +243,7 @@ def test_receive_acknowledges_by_itself_what_earlier_calls_delivered():
 
 def test_a_frame_sent_after_receiving_acknowledges_in_its_meta():
     client, server = open_pair()
+    assert client.piggybacking and server.piggybacking
     server.receive(client.send(_user(1)))
     server.receive(client.send(_user(2)))
     answer = server.send(_answer(1))
@@ -278,6 +279,7 @@ def test_without_the_peers_consent_acknowledgements_stay_messages(side: str):
     server.receive(client.hello())
     for frame in server.accept(CONVERSATION):
         client.receive(frame)
+    assert not client.piggybacking and not server.piggybacking
     server.receive(client.send(_user(1)))
     assert decode(server.send(_answer(1))).meta == {}
     assert server.unacknowledged == 1

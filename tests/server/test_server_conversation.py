@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -47,12 +47,17 @@ def conversation(store: SlowStore) -> ServerConversation:
     return conversation
 
 
-async def test_a_state_being_saved_is_not_saved_again(store: SlowStore, conversation: ServerConversation) -> None:
+async def concurrently(store: SlowStore, *saves: Callable[[], Coroutine[Any, Any, object]]) -> None:
+    """Start the saves, let each reach the store or wait, then let the store answer."""
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(conversation.save)
-        tasks.start_soon(conversation.save)
+        for save in saves:
+            tasks.start_soon(save)
         await anyio.wait_all_tasks_blocked()
         store.release.set()
+
+
+async def test_a_state_being_saved_is_not_saved_again(store: SlowStore, conversation: ServerConversation) -> None:
+    await concurrently(store, conversation.save, conversation.save)
     assert len(store.saves) == 1 and await store.load_wire_state("t1") is not None
 
 
@@ -65,11 +70,7 @@ async def test_a_waiter_saves_itself_when_the_save_it_waited_for_failed(
         with pytest.raises(OSError, match="disk full"):
             await conversation.save()
 
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(failing)
-        tasks.start_soon(conversation.save)
-        await anyio.wait_all_tasks_blocked()
-        store.release.set()
+    await concurrently(store, failing, conversation.save)
     assert len(store.saves) == 2 and await store.load_wire_state("t1") is not None
 
 
