@@ -185,13 +185,7 @@ class Agent:
             if not await self.store.thread_exists(thread):
                 return None
             session = await self._client_session(thread, clients)
-            if client is None:
-                return await self._turns(None, thread, cancellation, on_event, session)
-            self.clients.attach(thread, client)
-            try:
-                return await self._turns(None, thread, cancellation, on_event, session)
-            finally:
-                self.clients.detach(thread, client)
+            return await self._attended(client, None, thread, cancellation, on_event, session)
 
     async def register_client_tools(
         self,
@@ -284,16 +278,27 @@ class Agent:
             store = self.store
             await store.create_thread(thread_id)
             session = await self._client_session(thread_id, clients)
-            if clients.channel is None:
-                result = await self._turns(prompt, thread_id, cancellation, emit, session)
-            else:
-                self.clients.attach(thread_id, clients.channel)
-                try:
-                    result = await self._turns(prompt, thread_id, cancellation, emit, session)
-                finally:
-                    self.clients.detach(thread_id, clients.channel)
+            result = await self._attended(clients.channel, prompt, thread_id, cancellation, emit, session)
             assert result is not None  # only a resume finds nothing to do
             return result
+
+    async def _attended(
+        self,
+        channel: ClientChannel | None,
+        prompt: str | None,
+        thread_id: str,
+        cancellation: Cancellation,
+        emit: Callable[[RunEvent], None] | None,
+        session: ClientSession | None,
+    ) -> RunResult | None:
+        """`_turns`, with `channel` (when given) attached as the thread's client meanwhile."""
+        if channel is None:
+            return await self._turns(prompt, thread_id, cancellation, emit, session)
+        self.clients.attach(thread_id, channel)
+        try:
+            return await self._turns(prompt, thread_id, cancellation, emit, session)
+        finally:
+            self.clients.detach(thread_id, channel)
 
     async def _turns(
         self,
