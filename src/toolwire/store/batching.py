@@ -69,7 +69,7 @@ class GroupCommit:
             raise error
 
     def commit(self) -> None:
-        """Commit what is queued now (the loop calls it; `aclose` of a store too)."""
+        """Commit what is queued now (the first writer of a turn calls it; a closing store too)."""
         queued, self._queued = self._queued, []
         if not queued:
             return
