@@ -27,9 +27,11 @@ What is measured (wall clock `time.perf_counter_ns`; server CPU is the server pr
 
 - TW-11: 10,000 sequential round trips per unit. Echo: the client's time from `send` to the echo's
   `recv`. toolwire: the client-side time between one ToolUseRequest's arrival and the next one's,
-  while the server's driver calls `ClientHub.request` back to back: one full cycle of request
-  (numbered, persisted, written), the client's answer, and the server taking the result (decoded,
-  delivered to the waiting call, persisted; both ends acknowledge late). Gated on that
+  while the server's driver calls `ClientHub.request` back to back (the calls' ledger entries
+  written ahead, all at once): one full cycle of request (numbered, persisted with the call marked
+  dispatched, written), the client's answer, and the server taking the result (decoded, saved as
+  the call's answer with the protocol state before anything acknowledges it, delivered to the
+  waiting call; both ends acknowledge late). Gated on that
   period. Also reported: the server-side `await hub.request(...)` duration (caller's view), the
   client's own work per request, server CPU per round trip.
 - TW-12: 100 connected clients, each doing sequential round trips (50 per client per unit);
@@ -156,6 +158,7 @@ def make_agent(store: Any) -> Any:
     from toolwire.envelopes import ToolResult
     from toolwire.messages import UserMessage as TranscriptUser
     from toolwire.models import ModelRequest
+    from toolwire.store import LedgerEntry
     from toolwire.testing import FunctionModel
 
     class Unrecorded(list[ModelRequest]):
@@ -168,16 +171,33 @@ def make_agent(store: Any) -> Any:
         hub = agent.clients
         samples = array.array("q")
         clock = time.perf_counter_ns
-        for index in range(n):
-            request = ClientToolRequest(
+        requests = [
+            ClientToolRequest(
                 request_id=new_request_id(),
                 thread_id=thread_id,
-                call_id=f"call_{index}",
+                call_id=f"call_{index}_{secrets.token_hex(4)}",
                 tool_name=TOOL,
                 arguments=dict(TOOL_ARGUMENTS),
                 description=TOOL_DESCRIPTION,
                 mode="read",
             )
+            for index in range(n)
+        ]
+        # The server takes a client's answer only for a call its ledger has as dispatched: write
+        # the calls' entries ahead, all at once (a batch's write-ahead is TW-13's, not TW-11's).
+        await agent.store.record_calls(
+            [
+                LedgerEntry(
+                    thread_id=thread_id,
+                    call=ToolCall(id=request.call_id, name=TOOL, arguments=request.arguments),
+                    request_index=0,
+                    execution="client",
+                    request_id=request.request_id,
+                )
+                for request in requests
+            ]
+        )
+        for index, request in enumerate(requests):
             started = clock()
             response = await hub.request(thread_id, request)
             samples.append(clock() - started)

@@ -24,6 +24,12 @@ class Server:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=10)
 
+    def stop(self, sig: signal.Signals = signal.SIGTERM) -> tuple[int, str]:
+        """Send `sig` (a graceful stop); return the exit status and what the server printed meanwhile."""
+        self.process.send_signal(sig)
+        output, _ = self.process.communicate(timeout=30)
+        return self.process.returncode, output
+
 
 @contextmanager
 def serve_app(

@@ -1,26 +1,35 @@
-"""The loop's side of the call ledger: each call's write-ahead entry, and recovery after a stop.
+"""The loop's side of the call ledger: each call's write-ahead entry, and what a stopped process left.
 
-A batch's calls are written to the ledger (PENDING) before any of them runs, and each result
-makes its call TERMINAL, the first result written winning. A process that stops in the middle of
-a batch leaves calls without a result; the thread's next run gives each one (`recover_calls`), so
-that its transcript stays valid.
+A batch's calls are written to the ledger (PENDING) before any of them runs, and each call's
+result is written the moment it is decided (TERMINAL, the first result written winning), so a
+denial or a refusal stays what it was across a crash. A process that stops in the middle of a
+batch leaves calls without a result; the thread's next run finds them (`unfinished_batch`):
+
+```
+TERMINAL in the ledger            ──► that result
+a client call, thread has clients ──► run again through the pipeline:
+                                        never sent (PENDING)  the policy is asked again (a new prompt)
+                                        sent (DISPATCHED)     not asked again; same request id, stored deadline
+                                        answered (ANSWERED)   the saved answer, nothing sent
+anything else (a server tool)     ──► Canceled by `system` (a server tool is never run twice)
+```
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .client_tools.channel import new_request_id
 from .envelopes import ToolCall, ToolResult
 from .messages import AssistantMessage, Message, ToolResultMessage
-from .store import LedgerEntry, Store
+from .store import CallState, LedgerEntry, RunRecord, Store
 from .tools import Toolbox
 
-if TYPE_CHECKING:  # loaded on the first run that uses client tools (pydantic models, jsonschema-rs)
-    from .client_tools.session import ClientSession
+__all__ = ["Unfinished", "close_run", "new_ledger_entry", "record_result", "unfinished_batch"]
 
-__all__ = ["new_ledger_entry", "record_result", "recover_calls"]
+INTERRUPTED = "The call was interrupted when the process stopped; it may not have run"
 
 
 def new_ledger_entry(thread_id: str, request_index: int, call: ToolCall, toolbox: Toolbox) -> LedgerEntry:
@@ -50,24 +59,100 @@ async def record_result(store: Store, thread_id: str, result: ToolResult) -> Too
     return won.result if won is not None and won.result is not None else result
 
 
-async def recover_calls(
-    store: Store, toolbox: Toolbox, thread_id: str, history: list[Message], session: ClientSession | None
-) -> list[ToolResultMessage]:
-    """Give a result to each call a stopped process left without one.
+@dataclass(frozen=True, slots=True)
+class Unfinished:
+    """The last batch of a thread, as a stopped process left it: calls without a result."""
 
-    A client call sent before the stop is asked for again, with the same request id, until
-    its stored deadline; any other call is closed as Canceled by `system` (never re-run).
+    request_index: int
+    """The model request whose reply asked for the batch."""
+    calls: tuple[ToolCall, ...]
+    """The calls without a result in the transcript, in the model's order."""
+    settled: dict[str, ToolResult]
+    """Those whose result is known now (the ledger's, or Canceled by `system`), by call id."""
+    again: tuple[LedgerEntry, ...]
+    """The client calls to run again through the pipeline (see the module docstring)."""
+
+
+async def unfinished_batch(
+    store: Store, toolbox: Toolbox, thread_id: str, history: Sequence[Message], *, clients: bool
+) -> Unfinished | None:
+    """Find the calls of the thread's last batch that have no result in its transcript.
 
     Args:
-        store: The thread's store; the results go to its ledger and transcript.
+        store: The thread's store.
         toolbox: The server's tools (the mode of a call that was never recorded).
-        thread_id: The thread to recover.
-        history: The thread's transcript, as loaded.
-        session: The thread's client tools, which re-send client calls; None without them.
+        thread_id: The thread.
+        history: Its transcript, as loaded.
+        clients: The thread has client tools now (its client calls can run again).
 
     Returns:
-        The result messages added to the transcript (none when no call was left without one).
+        None when every call has its result (the common case).
     """
+    missing = _missing(history)
+    if not missing:
+        return None
+    settled: dict[str, ToolResult] = {}
+    again: list[LedgerEntry] = []
+    request_index = -1
+    for call in missing:
+        entry = await store.get_call(thread_id, call.id)
+        if entry is None:  # never recorded (a file older than the write-ahead batch)
+            await store.record_calls([new_ledger_entry(thread_id, -1, call, toolbox)])
+        else:
+            request_index = entry.request_index
+        if entry is not None and entry.result is not None:
+            settled[call.id] = entry.result
+        elif entry is not None and entry.execution == "client" and clients:
+            again.append(entry)
+        else:
+            settled[call.id] = ToolResult.canceled(call.id, INTERRUPTED, "system")
+    return Unfinished(request_index, tuple(missing), settled, tuple(again))
+
+
+async def close_run(
+    store: Store, thread_id: str, reason: str, *, invoke_timeout: float = 30.0
+) -> list[ToolResultMessage]:
+    """Close the thread's run without running anything: its open calls end Canceled by `system`.
+
+    A call whose result is in the ledger keeps it, and a client call whose answer was saved
+    (ANSWERED) gets the result of that answer; the run is then marked closed, so that nothing
+    resumes it. For a run that cannot be resumed (see `Agent(max_resume_attempts=)`) or an
+    operator's cancel (`toolwire conversations cancel`).
+
+    Args:
+        store: The thread's store.
+        thread_id: The thread.
+        reason: The reason the Canceled results give.
+        invoke_timeout: The agent's client tool timeout (the duration of a client's `timeout` answer).
+
+    Returns:
+        The result messages added to the transcript.
+    """
+    history = await store.load_messages(thread_id)
+    results: list[ToolResult] = []
+    missing = _missing(history)
+    for call in missing:
+        entry = await store.get_call(thread_id, call.id)
+        if entry is not None and entry.state is CallState.ANSWERED and entry.answer is not None:
+            results.append(_answer_result(entry, invoke_timeout))
+        else:
+            results.append(ToolResult.canceled(call.id, reason, "system"))
+    messages = await store.complete_batch(thread_id, missing, results) if missing else []
+    await store.save_run(thread_id, RunRecord(closed_at=len(history) + len(messages)))
+    return messages
+
+
+def _answer_result(entry: LedgerEntry, invoke_timeout: float) -> ToolResult:
+    """The result of a client's saved answer (without the filters: the run is not going on)."""
+    from .client_tools.definitions import ClientToolResponse
+    from .client_tools.session import result_of
+
+    assert entry.answer is not None
+    return result_of(ClientToolResponse.from_dict(entry.answer), entry.call.id, entry.call.name, invoke_timeout)
+
+
+def _missing(history: Sequence[Message]) -> list[ToolCall]:
+    """The calls of the transcript's last assistant message that have no result after it."""
     last = next(
         (index for index in range(len(history) - 1, -1, -1) if isinstance(history[index], AssistantMessage)), None
     )
@@ -76,20 +161,4 @@ async def recover_calls(
     assistant = history[last]
     assert isinstance(assistant, AssistantMessage)
     answered = {message.call_id for message in history[last + 1 :] if isinstance(message, ToolResultMessage)}
-    missing = [call for call in assistant.tool_calls if call.id not in answered]
-    if not missing:
-        return []
-    recovered = list[ToolResultMessage]()
-    for call in missing:
-        entry = await store.get_call(thread_id, call.id)
-        if entry is None:
-            await store.record_calls([new_ledger_entry(thread_id, -1, call, toolbox)])  # never recorded
-        result = entry.result if entry is not None else None
-        if result is None and entry is not None and entry.request_id is not None and session is not None:
-            result = await record_result(store, thread_id, await session.redispatch(entry))
-        if result is None:
-            reason = "The call was interrupted when the process stopped; it may not have run"
-            result = await record_result(store, thread_id, ToolResult.canceled(call.id, reason, "system"))
-        recovered.append(ToolResultMessage(call.name, result))
-    await store.append_messages(thread_id, recovered)
-    return recovered
+    return [call for call in assistant.tool_calls if call.id not in answered]

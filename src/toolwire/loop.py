@@ -21,6 +21,7 @@ ahead and recovers calls a stopped process left, `client_tools.batch` runs the c
 
 from __future__ import annotations
 
+import logging
 import math
 import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -41,12 +42,12 @@ from .events import RunResult as RunResult
 from .guard import INTERRUPTED, guarded
 from .history import HistoryStrategy as HistoryStrategy
 from .history import TrimHistory as TrimHistory
-from .ledger import new_ledger_entry, recover_calls
-from .messages import AssistantMessage, Message, Usage, UserMessage
+from .ledger import Unfinished, close_run, new_ledger_entry, record_result, unfinished_batch
+from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
 from .models import Model, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice
-from .pipeline import Filter, Pipeline
+from .pipeline import Filter, Pipeline, Record
 from .policy import PermissionPolicy
-from .store import Store
+from .store import CallState, RunRecord, Store
 from .store.memory import MemoryStore
 from .tools import Cancellation, Tool, Toolbox
 from .turns import ThreadTurns
@@ -54,6 +55,8 @@ from .turns import ThreadTurns
 if TYPE_CHECKING:  # loaded on the first run that uses client tools (pydantic models, jsonschema-rs)
     from .client_tools.definitions import ClientToolGroup
     from .client_tools.session import ClientSession
+
+_log = logging.getLogger("toolwire.loop")
 
 __all__ = [
     "Agent",
@@ -88,6 +91,9 @@ class Agent:
         tool_choice: Passed to the model on every request.
         client_tools: How client tools are offered, timed out and treated when their client
             disconnects (see `ClientToolsConfig`).
+        max_resume_attempts: Times a restarted process may begin to resume an unfinished run;
+            past it, `resume()` closes the run instead (its open calls end Canceled by `system`),
+            so a run whose resume keeps failing (or crashing the process) is not tried forever.
     """
 
     def __init__(
@@ -106,9 +112,12 @@ class Agent:
         history: HistoryStrategy | None = None,
         tool_choice: ToolChoice = "auto",
         client_tools: ClientToolsConfig | None = None,
+        max_resume_attempts: int = 3,
     ) -> None:
-        if max_requests < 1 or max_tool_calls < 0 or retry_budget < 0:
-            raise UsageError("Agent needs max_requests >= 1, max_tool_calls >= 0 and retry_budget >= 0")
+        if max_requests < 1 or max_tool_calls < 0 or retry_budget < 0 or max_resume_attempts < 1:
+            raise UsageError(
+                "Agent needs max_requests >= 1, max_tool_calls >= 0, retry_budget >= 0 and max_resume_attempts >= 1"
+            )
         self.model = model
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         self.store: Store = store if store is not None else MemoryStore()
@@ -121,6 +130,7 @@ class Agent:
         self.history = history
         self.tool_choice: ToolChoice = tool_choice
         self.client_tools = client_tools if client_tools is not None else ClientToolsConfig()
+        self.max_resume_attempts = max_resume_attempts
         self.clients = ClientHub()
         """The clients attached to threads; a server calls `attach`, `detach` and `deliver` on it."""
         self._thread_turns = ThreadTurns()
@@ -174,10 +184,16 @@ class Agent:
     ) -> RunResult | None:
         """Finish the run a stopped process left unfinished in `thread`; None if there is none.
 
-        Calls sent to a client before the stop are asked for again (same request id) until their
-        deadlines; other unfinished calls end as Canceled by `system`; then the loop goes on from
-        where it was: the model is asked with the results. A server calls this after a restart.
-        `on_event` is told each event, as `stream()` would yield it.
+        Client calls sent before the stop are asked for again (same request id, not asked of the
+        policy again) until their deadlines, unless their answers were saved; client calls never
+        sent go through the policy again (a consent prompt that was open is asked anew); other
+        unfinished calls end as Canceled by `system`; then the loop goes on from where it was: the
+        model is asked with the results. A server calls this after a restart. `on_event` is told
+        each event, as `stream()` would yield it.
+
+        Each resume counts as an attempt until the run ends; once `max_resume_attempts` began
+        without finishing (the process died each time), the run is closed instead: its open calls
+        end Canceled by `system`, and the result's reason is `canceled`.
         """
         cancellation = Cancellation() if cancellation is None else cancellation
         clients = ClientInput((), (), False, client)
@@ -292,13 +308,21 @@ class Agent:
         session: ClientSession | None,
     ) -> RunResult | None:
         """`_turns`, with `channel` (when given) attached as the thread's client meanwhile."""
-        if channel is None:
+        if channel is None and session is None:
             return await self._turns(prompt, thread_id, cancellation, emit, session)
-        self.clients.attach(thread_id, channel)
+        if channel is not None:
+            self.clients.attach(thread_id, channel)
         try:
             return await self._turns(prompt, thread_id, cancellation, emit, session)
         finally:
-            self.clients.detach(thread_id, channel)
+            if channel is not None:
+                self.clients.detach(thread_id, channel)
+            if session is not None:
+                session.close()
+
+    async def unfinished(self, thread: str) -> bool:
+        """True when the thread's last run stopped before it ended (the process died): see `resume()`."""
+        return _resumable(await self.store.load_messages(thread), await self.store.load_run(thread))
 
     async def _turns(
         self,
@@ -311,15 +335,23 @@ class Agent:
         """The loop itself; `prompt` None resumes an unfinished run (None if there is none)."""
         store = self.store
         history = await store.load_messages(thread_id)
+        run = await store.load_run(thread_id)
         first_new = len(history)
-        history.extend(await recover_calls(store, self.toolbox, thread_id, history, session))
+        if prompt is None:
+            if not _resumable(history, run):
+                return None  # the thread's last run ended: nothing to resume
+            if run.resume_attempts >= self.max_resume_attempts:
+                return await self._give_up(thread_id, history, run, emit)
+            run = RunRecord(run.closed_at, run.resume_attempts + 1)  # counted before anything can fail
+            await store.save_run(thread_id, run)
+        unfinished = await unfinished_batch(store, self.toolbox, thread_id, history, clients=session is not None)
+        if unfinished is not None:
+            await self._finish(thread_id, unfinished, history, cancellation, emit, session)
         seen = {call.id for message in history if isinstance(message, AssistantMessage) for call in message.tool_calls}
         if prompt is not None:
             user = UserMessage(prompt)
             history.append(user)
             await store.append_messages(thread_id, [user])
-        elif not history or (isinstance(history[-1], AssistantMessage) and not history[-1].tool_calls):
-            return None  # the thread's last run finished: nothing to resume
         requests = input_tokens = output_tokens = calls_used = 0  # summed as ints: a Usage per turn costs
         failures = dict[str, int]()
         reason: EndReason = "limit"
@@ -368,6 +400,10 @@ class Agent:
                 break
         else:
             detail = f"the run reached its limit of {self.max_requests} model requests"
+        if reason != "answer" or not output:  # no final answer in the transcript: nothing to resume
+            await store.save_run(thread_id, RunRecord(closed_at=len(history)))
+        elif run.resume_attempts:
+            await store.save_run(thread_id, RunRecord())
         result = RunResult(
             output=output,
             reason=reason,
@@ -380,6 +416,105 @@ class Agent:
         if emit is not None:
             emit(RunFinished(result))
         return result
+
+    async def _give_up(
+        self, thread_id: str, history: list[Message], run: RunRecord, emit: Callable[[RunEvent], None] | None
+    ) -> RunResult:
+        """Close a run whose resume began `max_resume_attempts` times without finishing."""
+        detail = f"the run could not be resumed ({run.resume_attempts} attempts did not finish); it was closed"
+        _log.warning("thread %s: %s", thread_id, detail)
+        messages = await close_run(
+            self.store, thread_id, f"Canceled: {detail}", invoke_timeout=self.client_tools.invoke_timeout
+        )
+        history.extend(messages)
+        result = RunResult(
+            output="",
+            reason="canceled",
+            detail=detail,
+            thread_id=thread_id,
+            transcript=history,
+            new_messages=list(messages),
+            usage=Usage(),
+        )
+        if emit is not None:
+            emit(RunFinished(result))
+        return result
+
+    async def _finish(
+        self,
+        thread_id: str,
+        unfinished: Unfinished,
+        history: list[Message],
+        cancellation: Cancellation,
+        emit: Callable[[RunEvent], None] | None,
+        session: ClientSession | None,
+    ) -> None:
+        """Give each call a stopped process left without a result its one result (see `ledger`)."""
+        ran: dict[str, ToolResult] = {}
+        if unfinished.again:
+            assert session is not None  # client calls run again only in a thread with client tools
+            session.resume(unfinished.again)
+            calls = tuple(entry.call for entry in unfinished.again)
+            sent = (CallState.DISPATCHED, CallState.ANSWERED)
+            results, _ = await run_client_batch(
+                thread_id,
+                unfinished.request_index,
+                calls,
+                cancellation,
+                emit,
+                session,
+                self.pipeline,
+                self.policy,
+                record=self._recorder(thread_id, calls),
+                approved=frozenset(entry.call.id for entry in unfinished.again if entry.state in sent),
+            )
+            ran = dict(zip((call.id for call in calls), results, strict=True))
+        results = [unfinished.settled.get(call.id) or ran[call.id] for call in unfinished.calls]
+        await self._complete(thread_id, unfinished.calls, results, history, session)
+
+    def _recorder(
+        self, thread_id: str, calls: tuple[ToolCall, ...], done: list[ToolResultMessage] | None = None
+    ) -> Record:
+        """Writes each call's result to the ledger the moment it is decided (the first result wins).
+
+        With `done`, a batch of one call is completed at once instead (its ledger entry and its
+        transcript message in one write; the message is added to `done`).
+        """
+        store = self.store
+        if done is not None and len(calls) == 1:
+
+            async def complete(result: ToolResult) -> ToolResult:
+                done.extend(await store.complete_batch(thread_id, calls, [result]))
+                return done[0].result
+
+            return complete
+
+        async def record(result: ToolResult) -> ToolResult:
+            return await record_result(store, thread_id, result)
+
+        return record
+
+    async def _complete(
+        self,
+        thread_id: str,
+        calls: Sequence[ToolCall],
+        results: Sequence[ToolResult],
+        history: list[Message],
+        session: ClientSession | None,
+        done: Sequence[ToolResultMessage] = (),
+    ) -> list[ToolResult]:
+        """Ledger TERMINAL (the first result written wins) and transcript, in one write; the results that stand.
+
+        `done`: the messages of a batch its one call's record completed already.
+        """
+        messages = done or await self.store.complete_batch(thread_id, calls, results)
+        history.extend(messages)
+        if session is not None:
+            await session.finish_batch([call.id for call in calls])
+            if session.failed_fast is not None:
+                won = [message.result for message in messages]
+                raise failed_fast_error(thread_id, calls, won, session.failed_fast)
+        return [message.result for message in messages]
 
     async def _ask(
         self,
@@ -446,31 +581,39 @@ class Agent:
         await store.record_batch(thread_id, assistant, entries)  # the message and the ledger, write-ahead
         if session is not None:
             session.request_ids.update((entry.call.id, entry.request_id) for entry in entries if entry.request_id)
+        done: list[ToolResultMessage] = []
+        record = self._recorder(thread_id, calls, done)  # a decided outcome is written at once
         if session is None:
             pipeline = self.pipeline
             if thread_id in self.clients.consenting:  # the thread's client answers consent prompts
                 consent = self.clients.consent_handler(thread_id, self.policy.consent)  # else the policy's handler
                 pipeline = pipeline.with_tools(self.toolbox, consent=consent)
             batch = await pipeline.invoke_batch(
-                runnable, thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=emit
+                runnable,
+                thread_id=thread_id,
+                cancellation=cancellation,
+                request_index=request_index,
+                observer=emit,
+                record=record,
             )
             results = _Results(batch.results, terminate=batch.terminate)
         else:
             ran, terminate = await run_client_batch(
-                thread_id, request_index, runnable, cancellation, emit, session, self.pipeline, self.policy
+                thread_id,
+                request_index,
+                runnable,
+                cancellation,
+                emit,
+                session,
+                self.pipeline,
+                self.policy,
+                record=record,
             )
             results = _Results(ran, terminate=terminate)
         for call in calls[len(runnable) :]:
             reason = f"Not run: the run reached its limit of {self.max_tool_calls} tool calls"
             results.append(ToolResult.canceled(call.id, reason, "system"))
-        # Ledger TERMINAL (the first result written wins) and transcript, in one transaction.
-        messages = await store.complete_batch(thread_id, calls, results)
-        results[:] = [message.result for message in messages]
-        history.extend(messages)
-        if session is not None:
-            await session.finish_batch([call.id for call in calls])
-            if session.failed_fast is not None:
-                raise failed_fast_error(thread_id, calls, results, session.failed_fast)
+        results[:] = await self._complete(thread_id, calls, results, history, session, done)
         return results
 
     async def _client_session(self, thread_id: str, clients: ClientInput) -> ClientSession | None:
@@ -505,6 +648,14 @@ class _Results(list[ToolResult]):
     def __init__(self, results: Iterable[ToolResult], *, terminate: bool) -> None:
         super().__init__(results)
         self.terminate = terminate
+
+
+def _resumable(history: Sequence[Message], run: RunRecord) -> bool:
+    """True when a thread's transcript shows a run that neither answered nor was closed."""
+    if not history or run.closed_at == len(history):
+        return False
+    last = history[-1]
+    return not (isinstance(last, AssistantMessage) and not last.tool_calls)
 
 
 def _first_terminal(results: Sequence[ToolResult]) -> ToolResult | None:

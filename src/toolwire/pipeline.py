@@ -20,7 +20,7 @@ import copy
 import functools
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from functools import partial
 from typing import Any, Final
 
@@ -55,6 +55,7 @@ __all__ = [
     "Next",
     "Observer",
     "Pipeline",
+    "Record",
     "ToolCallFinished",
     "ToolCallStarted",
     "compose",
@@ -63,6 +64,10 @@ __all__ = [
 ]
 
 _log = logging.getLogger("toolwire.pipeline")
+
+Record = Callable[[ToolResult], Awaitable[ToolResult]]
+"""Keeps a call's result the moment it is decided; returns the result that stands."""
+_APPROVED: Final = Permission(Decision.ALLOW, "allowed before the process stopped", "ledger")
 
 MAX_RESULT_BYTES: Final = 256 * 1024
 MAX_ARGUMENT_BYTES: Final = 16 * 1024
@@ -124,6 +129,8 @@ class Pipeline:
         self.consent: ConsentHandler | None = None
         """Asked for consent instead of the policy's own handler (see `with_tools`)."""
         self._chain = compose(self.filters, self._execute)
+        self._record: Record | None = None
+        self._approved: Collection[str] = ()
 
     def with_tools(self, toolbox: Toolbox, *, consent: ConsentHandler | None = None) -> Pipeline:
         """This pipeline over another toolbox (e.g. a thread's client tools beside the server's).
@@ -184,8 +191,11 @@ class Pipeline:
         return ctx
 
     async def _settle(self, ctx: InvocationContext) -> None:
-        """Run one call to its result and tell the observer it finished."""
+        """Run one call to its result, have it recorded, and tell the observer it finished."""
         await self._run(ctx)
+        if (record := self._record) is not None:
+            assert ctx.result is not None
+            ctx.result = await record(ctx.result)
         if (observer := ctx.observer) is not None:
             ctx.announce()
             assert ctx.result is not None
@@ -210,6 +220,8 @@ class Pipeline:
         permission = self.policy.decide(tool)
         if permission.decision is Decision.ALLOW:  # the common case, without a coroutine
             ctx.permission = permission
+        elif call.id in self._approved:  # allowed (and sent) before the process stopped: not asked again
+            ctx.permission = _APPROVED
         elif not await self._permit(ctx, tool, call):
             return
         ctx.announce()
@@ -259,19 +271,38 @@ class Pipeline:
         cancellation: Cancellation | None = None,
         request_index: int = 0,
         observer: Observer | None = None,
+        record: Record | None = None,
+        approved: Collection[str] = (),
     ) -> Batch:
         """Run the calls of one model reply and return their results in the given order.
 
         Calls run concurrently (up to `max_concurrency`), except destructive and local calls,
         which run alone and in order.
+
+        Args:
+            calls: The calls, in the model's order.
+            thread_id: The conversation, for approvals, caches and the tools' context.
+            cancellation: Cancel it to end the unfinished calls as Canceled by the user.
+            request_index: Index of the model request whose reply held the calls.
+            observer: Told when each call starts, asks for consent and finishes.
+            record: Given each call's result the moment it is decided, before the observer hears
+                of it and while other calls of the batch may still run; returns the result that
+                stands (e.g. the one a ledger already held). The loop writes it to the ledger.
+            approved: Ids of calls the policy allowed before (a restart resuming them): they
+                are not asked again.
         """
         cancellation = Cancellation() if cancellation is None else cancellation
+        pipeline = self
+        if record is not None or approved:  # the batch runs on a copy that records and knows them
+            pipeline = copy.copy(self)
+            pipeline._record, pipeline._approved = record, approved
         count = len(calls)
         if count == 1:  # the common reply: no task, no segments
             ctx = InvocationContext(
                 calls[0], thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=observer
             )
-            await (self._run(ctx) if observer is None else self._settle(ctx))  # one frame less without events
+            # One frame less without events or a record.
+            await (pipeline._run(ctx) if observer is None and record is None else pipeline._settle(ctx))
             return Batch([ctx])
         contexts = [
             InvocationContext(
@@ -288,13 +319,13 @@ class Pipeline:
         start = 0
         while start < count:
             end = start + 1
-            if not self._exclusive(calls[start]):
-                while end < count and not self._exclusive(calls[end]):
+            if not pipeline._exclusive(calls[start]):
+                while end < count and not pipeline._exclusive(calls[end]):
                     end += 1
             if end - start == 1:
-                await self._settle(contexts[start])  # one call: no task, no limiter
+                await pipeline._settle(contexts[start])  # one call: no task, no limiter
             else:
-                await self._together(contexts[start:end])
+                await pipeline._together(contexts[start:end])
             start = end
         return Batch(contexts)
 

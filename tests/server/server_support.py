@@ -87,16 +87,21 @@ class Peer:
     async def receive(self) -> Envelope:
         """The next message (acknowledging as it goes)."""
         while True:
-            data = await self.socket.recv()
-            assert isinstance(data, bytes)
-            received = self.connection.receive(data)
-            for reply in received.replies:
-                await self.socket.send(reply)
-            if received.messages:
-                if (ack := self.connection.ack()) is not None:
-                    await self.socket.send(ack)
-                self.seen.extend(received.messages)
-                return received.messages[0]
+            if messages := await self.receive_frame():
+                return messages[0]
+
+    async def receive_frame(self) -> tuple[Envelope, ...]:
+        """Read one frame, acknowledge what it brought, and return its messages (maybe none)."""
+        data = await self.socket.recv()
+        assert isinstance(data, bytes)
+        received = self.connection.receive(data)
+        for reply in received.replies:
+            await self.socket.send(reply)
+        if received.messages:
+            if (ack := self.connection.ack()) is not None:
+                await self.socket.send(ack)
+            self.seen.extend(received.messages)
+        return received.messages
 
     async def until(self, message_type: MessageType, **fields: Any) -> Envelope:
         """Read until a message of `message_type` whose fields match."""

@@ -40,21 +40,35 @@ def resumed(connection: Connection) -> Connection:
     return Connection.resume(state)
 
 
-async def test_after_a_restart_the_request_is_sent_again_and_the_run_completes(tmp_path: Path) -> None:
+async def test_after_a_restart_a_client_that_kept_its_state_answers_the_request_it_has(tmp_path: Path) -> None:
     connection = Connection("client")
     with serve(tmp_path) as first:
         request = await dispatch_then_kill(first, connection)
-    connection = resumed(connection)
+    connection = resumed(connection)  # it acknowledged the request: it has it, and runs it
     with serve(tmp_path, data_dir=first.data_dir) as second:
         async with peer(second.url, connection=connection, conversation=connection.conversation_id) as client:
+            await client.send(ToolUseResult(id=request.id, success=True, result={"value": "opened config.toml"}))
+            finished = (await client.until(MessageType.RUN_STATUS, status="finished")).message
+    assert isinstance(finished, RunStatus) and finished.output == "Done: opened config.toml"
+    resent = [e for e in client.seen if isinstance(e.message, ToolUseRequest) and e.message.execution == "client"]
+    assert resent == []  # not sent twice: a client without an execution ledger would run it twice
+    transcript = stored_transcript(second.data_dir, connection.conversation_id or "")
+    validate_transcript(transcript)
+    assert [m.call_id for m in transcript if isinstance(m, ToolResultMessage)] == ["c_expand", "c_weather", "c_open"]
+
+
+async def test_after_a_restart_a_client_that_lost_its_state_is_sent_the_request_again(tmp_path: Path) -> None:
+    connection = Connection("client")
+    with serve(tmp_path) as first:
+        request = await dispatch_then_kill(first, connection)
+    conversation = connection.conversation_id
+    with serve(tmp_path, data_dir=first.data_dir) as second:
+        async with peer(second.url, conversation=conversation) as client:  # a new device: nothing kept
             again = (await client.until(MessageType.TOOL_USE_REQUEST, execution="client")).message
             assert isinstance(again, ToolUseRequest) and again.id == request.id  # the same request id
             await client.send(ToolUseResult(id=again.id, success=True, result={"value": "opened config.toml"}))
             finished = (await client.until(MessageType.RUN_STATUS, status="finished")).message
     assert isinstance(finished, RunStatus) and finished.output == "Done: opened config.toml"
-    transcript = stored_transcript(second.data_dir, connection.conversation_id or "")
-    validate_transcript(transcript)
-    assert [m.call_id for m in transcript if isinstance(m, ToolResultMessage)] == ["c_expand", "c_weather", "c_open"]
 
 
 async def test_the_ledger_says_dispatched_once_the_request_is_persisted_to_be_sent(tmp_path: Path) -> None:

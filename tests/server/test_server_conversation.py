@@ -25,14 +25,19 @@ class SlowStore(MemoryStore):
         self.fail_next = False
 
     async def save_wire_state(
-        self, thread_id: str, state: Sequencing | Mapping[str, Any] | None, *, dispatched: Sequence[str] = ()
-    ) -> None:
+        self,
+        thread_id: str,
+        state: Sequencing | Mapping[str, Any] | None,
+        *,
+        dispatched: Sequence[str] = (),
+        answered: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> frozenset[str]:
         self.saves.append(state)
         await self.release.wait()
         if self.fail_next:
             self.fail_next = False
             raise OSError("disk full")
-        await super().save_wire_state(thread_id, state, dispatched=dispatched)
+        return await super().save_wire_state(thread_id, state, dispatched=dispatched, answered=answered)
 
 
 @pytest.fixture
@@ -79,5 +84,5 @@ async def test_a_save_that_marks_calls_dispatched_is_never_skipped(
 ) -> None:
     store.release.set()
     await conversation.save()
-    await conversation.save(dispatched=("call_1",))
+    await conversation.flush(dispatched=("call_1",))
     assert len(store.saves) == 2

@@ -12,7 +12,7 @@ from toolwire.envelopes import arguments_hash
 from toolwire.errors import UsageError
 from toolwire.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from toolwire.protocol import Sequencing
-from toolwire.store import CallState, LedgerEntry, Store
+from toolwire.store import CallState, LedgerEntry, RunRecord, Store
 from toolwire.store.memory import MemoryStore
 from toolwire.store.sqlite import SqliteStore
 
@@ -384,3 +384,79 @@ async def test_saving_the_wire_state_can_mark_calls_dispatched(store: Store) -> 
     assert found is not None and found.state is CallState.DISPATCHED
     done = await store.get_call("t1", DELETE.id)
     assert done is not None and done.state is CallState.TERMINAL  # never out of TERMINAL
+
+
+ANSWER = {"requestId": "req_1", "success": True, "content": [{"type": "text", "text": "21 degrees"}]}
+
+
+async def test_saving_the_wire_state_saves_the_answers_of_dispatched_calls(store: Store) -> None:
+    await store.record_calls([entry(LOOKUP, state=CallState.DISPATCHED), entry(DELETE)])
+    saved = await store.save_wire_state("t1", sequencing(2, 1, 1), answered={LOOKUP.id: ANSWER, DELETE.id: ANSWER})
+    assert saved == {LOOKUP.id}  # DELETE was never dispatched: its answer is not taken
+    assert await store.get_call("t1", LOOKUP.id) == entry(LOOKUP, state=CallState.DISPATCHED).answered(ANSWER)
+    assert await store.get_call("t1", DELETE.id) == entry(DELETE)
+    assert await store.load_wire_state("t1") == sequencing(2, 1, 1).to_dict()
+
+
+async def test_a_saved_answer_does_not_change_with_the_callers_dict(store: Store) -> None:
+    answer = {"requestId": "req_1", "success": True, "content": []}
+    await store.record_calls([entry(LOOKUP, state=CallState.DISPATCHED)])
+    await store.save_wire_state("t1", sequencing(2, 1, 1), answered={LOOKUP.id: answer})
+    answer["success"] = False
+    found = await store.get_call("t1", LOOKUP.id)
+    assert found is not None and found.answer == {"requestId": "req_1", "success": True, "content": []}
+
+
+async def test_a_call_is_answered_once_and_its_result_comes_after(store: Store) -> None:
+    final = ToolResult.ok(LOOKUP.id, "21 degrees, filtered")
+    await store.record_calls([entry(LOOKUP, state=CallState.DISPATCHED)])
+    assert await store.save_wire_state("t1", sequencing(2, 1, 1), answered={LOOKUP.id: ANSWER}) == {LOOKUP.id}
+    again = await store.save_wire_state("t1", sequencing(2, 2, 1), answered={LOOKUP.id: {**ANSWER, "success": False}})
+    assert again == frozenset()
+    assert await store.complete_call("t1", LOOKUP.id, final) is True
+    done = await store.get_call("t1", LOOKUP.id)
+    assert done is not None and (done.state, done.answer, done.result) == (CallState.TERMINAL, ANSWER, final)
+    assert await store.open_calls("t1") == []
+
+
+async def test_a_settled_call_takes_no_answer(store: Store) -> None:
+    result = ToolResult.timeout(LOOKUP.id, 30_000, True)
+    await store.record_calls([entry(LOOKUP, state=CallState.DISPATCHED)])
+    await store.complete_call("t1", LOOKUP.id, result)
+    saved = await store.save_wire_state("t1", sequencing(2, 1, 1), answered={LOOKUP.id: ANSWER})
+    assert saved == frozenset()
+    assert await store.get_call("t1", LOOKUP.id) == entry(LOOKUP, state=CallState.DISPATCHED).finished(result)
+
+
+async def test_a_call_never_moves_back(store: Store) -> None:
+    await store.record_calls([entry(LOOKUP, state=CallState.DISPATCHED)])
+    await store.save_wire_state("t1", sequencing(2, 1, 1), answered={LOOKUP.id: ANSWER})
+    await store.set_call_state("t1", LOOKUP.id, CallState.DISPATCHED)
+    await store.save_wire_state("t1", sequencing(3, 1, 1), dispatched=[LOOKUP.id])
+    await store.set_call_state("t1", LOOKUP.id, CallState.PENDING)
+    found = await store.get_call("t1", LOOKUP.id)
+    assert found is not None and found.state is CallState.ANSWERED
+
+
+@pytest.mark.parametrize("state", [CallState.ANSWERED, CallState.TERMINAL])
+async def test_set_call_state_refuses_states_that_come_with_a_value(store: Store, state: CallState) -> None:
+    await store.record_calls([entry(LOOKUP)])
+    with pytest.raises(UsageError):
+        await store.set_call_state("t1", LOOKUP.id, state)
+
+
+# -- how a thread's last run stands --------------------------------------------------------------
+
+
+async def test_a_thread_without_a_saved_run_record_has_the_default(store: Store) -> None:
+    await store.create_thread("t1")
+    assert await store.load_run("t1") == RunRecord()
+    assert await store.load_run("unknown") == RunRecord()
+
+
+async def test_run_records_round_trip_per_thread(store: Store) -> None:
+    await store.create_thread("t1", principal="alice")
+    await store.save_run("t1", RunRecord(closed_at=4, resume_attempts=2))
+    assert await store.load_run("t1") == RunRecord(closed_at=4, resume_attempts=2)
+    assert await store.load_run("t2") == RunRecord()
+    assert await store.thread_principal("t1") == "alice"  # the thread is kept as it was

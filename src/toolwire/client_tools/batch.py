@@ -6,14 +6,14 @@ without them never loads `ClientSession`, the definitions or their pydantic mode
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from ..envelopes import ToolCall, ToolResult
 from ..errors import ClientDisconnected
 from ..events import RunEvent
-from ..pipeline import Pipeline, ToolCallFinished, ToolCallStarted
+from ..pipeline import Pipeline, Record, ToolCallFinished, ToolCallStarted
 from ..policy import PermissionPolicy
 from ..store import Store
 from ..tools import Cancellation, Toolbox
@@ -98,6 +98,9 @@ async def run_client_batch(
     session: ClientSession,
     pipeline: Pipeline,
     policy: PermissionPolicy,
+    *,
+    record: Record | None = None,
+    approved: Collection[str] = (),
 ) -> tuple[list[ToolResult], bool]:
     """Run a batch of a thread with client tools.
 
@@ -113,6 +116,8 @@ async def run_client_batch(
         session: The thread's client tools; its hub sends the calls and consent prompts.
         pipeline: The agent's pipeline (over the server's tools).
         policy: Its consent handler answers when the thread's client cannot.
+        record: Keeps each call's result the moment it is decided (see `Pipeline.invoke_batch`).
+        approved: Calls the policy allowed before a restart (they are not asked again).
 
     Returns:
         One result per call, in the calls' order, and whether a filter asked to end the run.
@@ -128,7 +133,13 @@ async def run_client_batch(
         consent = hub.consent_handler(thread_id, policy.consent)  # else to the policy's handler
     pipeline = pipeline.with_tools(session.toolbox, consent=consent)
     batch = await pipeline.invoke_batch(
-        rest, thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=emit
+        rest,
+        thread_id=thread_id,
+        cancellation=cancellation,
+        request_index=request_index,
+        observer=emit,
+        record=record,
+        approved=approved,
     )
     ran = iter(batch.results)
     return [result if result is not None else next(ran) for result in answered], batch.terminate

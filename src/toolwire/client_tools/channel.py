@@ -10,12 +10,15 @@ ClientHub.request(thread, request)
         RetryWithBackoff wait for a client to attach again, re-send the same request id, up to max_retries
         FailFast         Error client_disconnected, and the run ends with `ClientDisconnected`
     a response for the request, from the thread's client ──► returned (exactly once)
-ClientHub.deliver(thread, response)   unknown, foreign or repeated request id ──► refused, logged
+ClientHub.deliver(thread, response)   unknown, foreign, repeated or late request id ──► refused, logged
+ClientHub.claim(thread, request id) … save the response … ClientHub.settle(claim, response)
 ```
 
 A channel is anything that can send a request to the client: the WebSocket server's connection,
 `toolwire.testing.FakeClient`, or your own. The client's answers come back through
-`ClientHub.deliver`, from whichever connection of the thread's client receives them.
+`ClientHub.deliver`, from whichever connection of the thread's client receives them; a server
+that must save an answer before it acknowledges it (`ClientHub.claim`, then `settle`) keeps
+the call from giving up, or the request from being sent again, while it saves.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ if TYPE_CHECKING:  # the definitions load pydantic models; the loop imports this
 
 __all__ = [
     "DEFAULT_FALLBACK_TEMPLATE",
+    "Claim",
     "ClientChannel",
     "ClientHub",
     "ClientToolsConfig",
@@ -143,30 +147,56 @@ class ClientToolsConfig:
 
 
 class _Pending:
-    """A request in flight: where it was sent and, once it came, its response."""
+    """A request in flight: where it was sent and, once it came, its response.
 
-    __slots__ = ("channel", "changed", "request", "response", "thread_id")
+    It stays in the hub after its caller gave up (`waiting` False) until the caller's call is
+    settled (`ClientHub.forget`), so that an answer arriving meanwhile is refused at once rather
+    than taken for the answer of a call nobody waits for.
+    """
 
-    def __init__(self, thread_id: str, request: ClientToolRequest) -> None:
+    __slots__ = ("channel", "changed", "claimed", "request", "response", "thread_id", "waiting")
+
+    def __init__(self, thread_id: str, request: ClientToolRequest | None) -> None:
         self.thread_id = thread_id
         self.request = request
+        """None for a claim made before any call asked for the request (see `ClientHub.claim`)."""
         self.channel: ClientChannel | None = None
         self.response: ClientToolResponse | None = None
         self.changed = anyio.Event()
+        self.claimed = False
+        """A response arrived and is being saved (`ClientHub.claim`); nothing is sent meanwhile."""
+        self.waiting = request is not None
+        """A call awaits the response."""
+
+
+class Claim:
+    """A response being saved before it is taken (see `ClientHub.claim`)."""
+
+    __slots__ = ("pending", "request_id")
+
+    def __init__(self, request_id: str, pending: _Pending) -> None:
+        self.request_id = request_id
+        self.pending = pending
+        """The hub's record of the request (its own business)."""
+
+    @property
+    def request(self) -> ClientToolRequest | None:
+        """The request in flight; None when no call has asked for it in this process (yet)."""
+        return self.pending.request
 
 
 class ClientHub:
     """Which client serves each thread, and the requests in flight to it.
 
     `attach` when a client (re)connects for a thread, `detach` when it leaves, `deliver` each
-    response it sends. `request` is what a client tool call awaits.
+    response it sends (or `claim` and `settle` it, to save it first). `request` is what a client
+    tool call awaits; `forget` a request once its call is settled.
     """
 
     def __init__(self) -> None:
         self._channels: dict[str, ClientChannel] = {}
         self._attached: dict[str, anyio.Event] = {}
         self._pending: dict[str, _Pending] = {}
-        self._parked: dict[str, tuple[str, ClientToolResponse]] = {}
         self._consenting: set[str] = set()
 
     def channel(self, thread_id: str) -> ClientChannel | None:
@@ -196,11 +226,15 @@ class ClientHub:
         for pending in self._pending.values():
             if pending.thread_id == thread_id and pending.channel is channel and pending.response is None:
                 pending.channel = None
-                pending.changed.set()
+                pending.changed.set()  # (a call whose answer is being saved waits for it all the same)
 
     def pending(self, thread_id: str) -> list[ClientToolRequest]:
-        """The thread's requests still waiting for a response (for re-delivery after a resume)."""
-        return [pending.request for pending in self._pending.values() if pending.thread_id == thread_id]
+        """The thread's requests a call still waits for (for re-delivery after a resume)."""
+        return [
+            pending.request
+            for pending in self._pending.values()
+            if pending.thread_id == thread_id and pending.waiting and pending.request is not None
+        ]
 
     def deliver(self, thread_id: str, response: ClientToolResponse) -> bool:
         """Hand a client's response to the call waiting for it; False (and logged) if refused.
@@ -208,30 +242,58 @@ class ClientHub:
         A response is refused when its request id was never issued, was issued to another thread,
         or was already answered (or given up: timed out, canceled).
         """
-        pending = self._pending.get(response.request_id)
+        pending = self._open(thread_id, response.request_id)
         if pending is None:
-            _log.warning(
-                "refused a client response for unknown request id %.80r (thread %s)", response.request_id, thread_id
-            )
-            return False
-        if pending.thread_id != thread_id:
-            _log.warning("refused a client response from thread %s for a request of another thread", thread_id)
-            return False
-        if pending.response is not None:
-            _log.warning("refused a second response for request %s (thread %s)", response.request_id, thread_id)
             return False
         pending.response = response
         pending.changed.set()
         return True
 
-    def park(self, thread_id: str, response: ClientToolResponse) -> None:
-        """Keep a response whose request is not in flight yet, for when it is sent again.
+    def claim(self, thread_id: str, request_id: str) -> Claim | None:
+        """Reserve the answer to `request_id` while the caller saves it; None (logged) if refused.
 
-        A client replays its unacknowledged results when it reconnects, possibly before a
-        restarted server has re-sent the request; the server parks such a result when the ledger
-        shows the call still open with that request id, and the re-sent request takes it.
+        A server claims each result it receives, saves it (with what acknowledges it), then
+        `settle`s the claim; meanwhile the request is not sent again and the call waiting for it
+        does not give up. Refused as `deliver` refuses. A request no call of this process waits
+        for yet (after a restart) is claimed too: the caller checks its ledger, and a call that
+        asks for the request meanwhile waits for the claim instead of sending it.
         """
-        self._parked[response.request_id] = (thread_id, response)
+        if request_id not in self._pending:
+            pending = self._pending[request_id] = _Pending(thread_id, None)
+        elif (pending := self._open(thread_id, request_id)) is None:
+            return None
+        pending.claimed = True
+        return Claim(request_id, pending)
+
+    def settle(self, claim: Claim, response: ClientToolResponse | None) -> None:
+        """End a claim: `response` (saved) goes to the call waiting for it; None gives it up."""
+        pending = claim.pending
+        pending.claimed = False
+        if response is not None:
+            pending.response = response
+        pending.changed.set()
+        if not pending.waiting and self._pending.get(claim.request_id) is pending:
+            del self._pending[claim.request_id]
+
+    def forget(self, request_id: str) -> None:
+        """The call of `request_id` is settled: an answer from now on is refused (and kept nowhere)."""
+        pending = self._pending.get(request_id)
+        if pending is not None and not pending.waiting and not pending.claimed:
+            del self._pending[request_id]
+
+    def _open(self, thread_id: str, request_id: str) -> _Pending | None:
+        """The request a call still waits for, with no response yet; None (logged) otherwise."""
+        pending = self._pending.get(request_id)
+        if pending is None:
+            _log.warning("refused a client response for unknown request id %.80r (thread %s)", request_id, thread_id)
+            return None
+        if pending.thread_id != thread_id:
+            _log.warning("refused a client response from thread %s for a request of another thread", thread_id)
+            return None
+        if pending.response is not None or pending.claimed or not pending.waiting:
+            _log.warning("refused a second or late response for request %s (thread %s)", request_id, thread_id)
+            return None
+        return pending
 
     async def request(
         self,
@@ -240,18 +302,25 @@ class ClientHub:
         *,
         retry: RetryWithBackoff | None = None,
         on_sent: Callable[[], Awaitable[object]] | None = None,
+        answered: Callable[[], Awaitable[ClientToolResponse | None]] | None = None,
     ) -> ClientToolResponse | None:
         """Send `request` to the thread's client and return its response; None if the client is gone.
 
         With `retry`, waits for a client to attach again and re-sends the same request id, up to
         `retry.max_retries` times. Cancel the caller (a deadline) to give up; a response arriving
-        later is refused.
+        later is refused. A response being saved when the caller is cancelled is still returned
+        (it was decided first). `answered`, if given, is asked once before the first send (the
+        request is registered by then, so no response can slip past): a response it returns (a
+        saved one, after a restart) is returned without sending anything.
         """
-        parked = self._parked.pop(request.request_id, None)
-        if parked is not None and parked[0] == thread_id:
-            return parked[1]
-        pending = self._pending[request.request_id] = _Pending(thread_id, request)
+        pending = self._pending.get(request.request_id)
+        if pending is None or pending.thread_id != thread_id or pending.waiting:
+            pending = self._pending[request.request_id] = _Pending(thread_id, request)
+        else:  # a claim made before this call asked for the request: wait for it
+            pending.request, pending.waiting = request, True
         try:
+            if answered is not None and pending.response is None and not pending.claimed:
+                pending.response = await answered()
             attempt = 0
             while True:
                 if (response := await self._send_and_wait(pending, on_sent)) is not None:
@@ -262,15 +331,32 @@ class ClientHub:
                 await self._wait_attached(thread_id, retry.delay(attempt))
                 if pending.response is not None:  # delivered meanwhile (a result replayed on reconnect)
                     return pending.response
+        except BaseException:
+            if pending.claimed:  # an answer is being saved: it was decided before this interruption
+                with anyio.CancelScope(shield=True):
+                    while pending.claimed:
+                        await pending.changed.wait()
+                        pending.changed = anyio.Event()
+                if pending.response is not None:
+                    return pending.response
+            raise
         finally:
-            del self._pending[request.request_id]
+            pending.waiting = False
+            if pending.response is not None and self._pending.get(request.request_id) is pending:
+                del self._pending[request.request_id]  # answered: a second answer finds it unknown
 
     async def _send_and_wait(
         self, pending: _Pending, on_sent: Callable[[], Awaitable[object]] | None
     ) -> ClientToolResponse | None:
+        while pending.claimed:  # an answer is being saved: send nothing, wait for it
+            await pending.changed.wait()
+            pending.changed = anyio.Event()
+        if pending.response is not None:
+            return pending.response
         channel = self._channels.get(pending.thread_id)
         if channel is None:
             return None
+        assert pending.request is not None
         pending.channel = channel
         if pending.changed.is_set():  # a retry: the last attempt's event fired
             pending.changed = anyio.Event()
@@ -282,8 +368,9 @@ class ClientHub:
         else:
             if on_sent is not None:
                 await on_sent()
-        if pending.response is None and pending.channel is channel:
-            await pending.changed.wait()  # set by `deliver` or `detach`, the only ways out
+        while pending.response is None and (pending.channel is channel or pending.claimed):
+            await pending.changed.wait()  # set by `deliver`, `settle` or `detach`, the only ways out
+            pending.changed = anyio.Event()
         return pending.response
 
     async def _wait_attached(self, thread_id: str, seconds: float) -> None:

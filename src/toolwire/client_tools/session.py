@@ -23,11 +23,19 @@ from ..modes import ToolMode, classify_tool
 from ..store import CallState, LedgerEntry, Store
 from ..tools import Tool, Toolbox, ToolContext
 from .channel import ClientHub, ClientToolsConfig, FailFast, FallbackMessage, RetryWithBackoff, new_request_id
-from .definitions import Augmentation, ClientTool, ClientToolGroup, ClientToolRequest, container_name, content_to_data
+from .definitions import (
+    Augmentation,
+    ClientTool,
+    ClientToolGroup,
+    ClientToolRequest,
+    ClientToolResponse,
+    container_name,
+    content_to_data,
+)
 from .state import ClientState
 from .validation import ArgumentValidator, validate_groups
 
-__all__ = ["ClientSession", "ClientToolProxy"]
+__all__ = ["ClientSession", "ClientToolProxy", "result_of"]
 
 _log = logging.getLogger("toolwire.client_tools")
 
@@ -102,6 +110,9 @@ class ClientSession:
         """The tool whose call found the client gone under `FailFast`: the run must end."""
         self.request_ids: dict[str, str] = {}
         """Call id → the request id recorded in the ledger for it (write-ahead, before sending)."""
+        self._resumed: dict[str, LedgerEntry] = {}
+        self._asked: dict[str, str] = {}
+        """Call id → the request id asked of the hub, until the call is settled (`finish_batch`)."""
         self.redefined: set[str] = set()
         """Client tools whose description, schema or permission changed with this run's registration:
         consent given for the old definition does not carry over (the loop revokes the grants)."""
@@ -227,6 +238,19 @@ class ClientSession:
 
     # -- client calls --------------------------------------------------------------------------
 
+    def resume(self, entries: Iterable[LedgerEntry]) -> None:
+        """Client calls a stopped process left open, about to run again through the pipeline.
+
+        A call that was sent (DISPATCHED) is asked for again with the same request id until its
+        stored deadline, unless its answer was saved (ANSWERED): that answer is its outcome. A
+        call never sent goes out as a new request under the same request id.
+        """
+        for entry in entries:
+            if entry.request_id is not None:
+                self.request_ids[entry.call.id] = entry.request_id
+            if entry.state in (CallState.DISPATCHED, CallState.ANSWERED):
+                self._resumed[entry.call.id] = entry
+
     async def invoke(self, proxy: ClientToolProxy, call_id: str, arguments: dict[str, Any]) -> ToolResult:
         """Send one call to the client and turn its response (or its absence) into a result."""
         request = ClientToolRequest(
@@ -238,69 +262,58 @@ class ClientSession:
             description=proxy.description,
             mode=proxy.mode.value,
         )
+        self._asked[call_id] = request.request_id
+        if (entry := self._resumed.pop(call_id, None)) is not None:
+            return await self._resume(entry, request)
         return await self._exchange(request)
 
-    async def redispatch(self, entry: LedgerEntry) -> ToolResult:
-        """Ask the client again for a call sent before the process stopped (same request id).
+    async def _resume(self, entry: LedgerEntry, request: ClientToolRequest) -> ToolResult:
+        """Ask again for a call sent before the process stopped, unless its answer was saved.
 
         Waits until the call's stored deadline; past it, the result is a Timeout whose effect is
         unknown (the client may have run it).
         """
-        call = entry.call
-        assert entry.request_id is not None
-        tool = next((t for group in self.state.groups.values() for t in group.tools if t.name == call.name), None)
-        request = ClientToolRequest(
-            request_id=entry.request_id,
-            thread_id=self.thread_id,
-            call_id=call.id,
-            tool_name=call.name,
-            arguments=dict(call.arguments),
-            description=tool.description if tool is not None else "",
-            mode=entry.mode,
-        )
+        if entry.answer is not None:
+            return self._result(request, ClientToolResponse.from_dict(entry.answer))
         timeout = self.config.invoke_timeout
         remaining = timeout if entry.deadline is None else entry.deadline - time.time()
         with anyio.move_on_after(max(0.0, remaining)):
-            return await self._exchange(request)
-        return ToolResult.timeout(call.id, round(timeout * 1000), True)
+            return await self._exchange(request, answered=self._saved_answer(entry.call.id))
+        return ToolResult.timeout(request.call_id, round(timeout * 1000), True)
 
-    async def _exchange(self, request: ClientToolRequest) -> ToolResult:
+    def _saved_answer(self, call_id: str) -> Callable[[], Awaitable[ClientToolResponse | None]]:
+        async def saved() -> ClientToolResponse | None:
+            # An answer the client replayed may have been saved since the ledger was read.
+            entry = await self.store.get_call(self.thread_id, call_id)
+            return None if entry is None or entry.answer is None else ClientToolResponse.from_dict(entry.answer)
+
+        return saved
+
+    async def _exchange(
+        self,
+        request: ClientToolRequest,
+        answered: Callable[[], Awaitable[ClientToolResponse | None]] | None = None,
+    ) -> ToolResult:
         """Send a request through the hub under the disconnection strategy; turn the answer into a result."""
-        call_id, name = request.call_id, request.tool_name
         strategy = self.config.disconnection
         retry = strategy if isinstance(strategy, RetryWithBackoff) else None
-        response = await self.hub.request(self.thread_id, request, retry=retry, on_sent=self._dispatched(call_id))
+        response = await self.hub.request(
+            self.thread_id, request, retry=retry, on_sent=self._dispatched(request.call_id), answered=answered
+        )
         if response is None:
+            name = request.tool_name
             if isinstance(strategy, FailFast) and self.failed_fast is None:
                 self.failed_fast = name
             fallback: FallbackMessage | FailFast = (
                 strategy.fallback if isinstance(strategy, RetryWithBackoff) else strategy
             )
-            return ToolResult.error(call_id, fallback.message(name), code="client_disconnected")
+            return ToolResult.error(request.call_id, fallback.message(name), code="client_disconnected")
+        return self._result(request, response)
+
+    def _result(self, request: ClientToolRequest, response: ClientToolResponse) -> ToolResult:
         if response.augmentation is not None and not response.augmentation.is_empty:
-            self._augmentations[call_id] = response.augmentation
-        if response.success:
-            result = ToolResult.ok(
-                call_id, content_to_data(response.content), message=response.message, terminal=response.terminal
-            )
-            return (
-                result if response.needs_followup is None else replace(result, needs_followup=response.needs_followup)
-            )
-        message = response.error_message or f"The client reported that '{name}' failed."
-        code = response.error_code or "execution_error"
-        match result_type_for_code(code):
-            case ResultType.TIMEOUT:
-                return ToolResult.timeout(call_id, round(self.config.invoke_timeout * 1000), True)
-            case ResultType.CANCELED:
-                return ToolResult.canceled(call_id, message, "user")
-            case ResultType.DENIED:
-                return ToolResult.denied(call_id, name, message)
-            case _:
-                data = content_to_data(response.content) if response.content else None
-                followup = True if response.needs_followup is None else response.needs_followup
-                return ToolResult.error(
-                    call_id, message, code=code, data=data, needs_followup=followup, terminal=response.terminal
-                )
+            self._augmentations[request.call_id] = response.augmentation
+        return result_of(response, request.call_id, request.tool_name, self.config.invoke_timeout)
 
     def _dispatched(self, call_id: str) -> Callable[[], Awaitable[None]]:
         async def record() -> None:
@@ -322,6 +335,8 @@ class ClientSession:
         (logged and kept in `refusals`); it cannot touch server tools.
         """
         for call_id in call_ids:
+            if (request_id := self._asked.pop(call_id, None)) is not None:
+                self.hub.forget(request_id)  # settled: a late answer is refused, and kept nowhere
             if (augmentation := self._augmentations.pop(call_id, None)) is None:
                 continue
             try:
@@ -346,6 +361,12 @@ class ClientSession:
         self._validators.update(validators)
         self._changed()
 
+    def close(self) -> None:
+        """The run ended (or stopped): forget its requests still known to the hub."""
+        for request_id in self._asked.values():
+            self.hub.forget(request_id)
+        self._asked.clear()
+
     def _changed(self) -> None:
         self._toolbox = self._definitions = None
         self._dirty = True
@@ -354,3 +375,27 @@ class ClientSession:
         """Write the state to the store (nothing to keep: the thread's entry is removed)."""
         self._dirty = False
         await self.store.save_client_state(self.thread_id, None if self.state.empty else self.state.to_dict())
+
+
+def result_of(response: ClientToolResponse, call_id: str, tool_name: str, invoke_timeout: float) -> ToolResult:
+    """The `ToolResult` a client's response stands for (its error code decides the outcome type)."""
+    if response.success:
+        result = ToolResult.ok(
+            call_id, content_to_data(response.content), message=response.message, terminal=response.terminal
+        )
+        return result if response.needs_followup is None else replace(result, needs_followup=response.needs_followup)
+    message = response.error_message or f"The client reported that '{tool_name}' failed."
+    code = response.error_code or "execution_error"
+    match result_type_for_code(code):
+        case ResultType.TIMEOUT:
+            return ToolResult.timeout(call_id, round(invoke_timeout * 1000), True)
+        case ResultType.CANCELED:
+            return ToolResult.canceled(call_id, message, "user")
+        case ResultType.DENIED:
+            return ToolResult.denied(call_id, tool_name, message)
+        case _:
+            data = content_to_data(response.content) if response.content else None
+            followup = True if response.needs_followup is None else response.needs_followup
+            return ToolResult.error(
+                call_id, message, code=code, data=data, needs_followup=followup, terminal=response.terminal
+            )

@@ -114,6 +114,9 @@ class Connection:
         self.piggyback = piggyback
         self._piggybacking = False
         """Both ends offered `ackInMeta`: `send()` acknowledges in `meta`."""
+        self.peer_seen = 0
+        """Server: the last of its stanzas the client said it had seen, in its Configuration (its
+        `lastSequenceSeen`; 0 for a new conversation). Set by `accept()`."""
 
     @classmethod
     def resume(cls, state: Sequencing, **options: Any) -> Connection:
@@ -218,7 +221,7 @@ class Connection:
             raise UsageError(f"the state is for conversation {state.conversation_id!r}, not {conversation_id!r}")
         if state is not None or self._seq.conversation_id != conversation_id:
             self._seq = Sequencer(conversation_id, max_outbox=self.max_outbox, state=state)
-        peer_seen = self._hello.last_sequence_seen if self._hello.conversation_id else 0
+        peer_seen = self.peer_seen = self._hello.last_sequence_seen if self._hello.conversation_id else 0
         seen = self._seq.last_seen
         answer = Configuration(
             conversation_id=conversation_id, last_sequence_seen=seen, features=self._offered(features)

@@ -32,10 +32,8 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from ..envelopes import DEFAULT_CODES, ResultType
 from ..errors import RegistrationError, UsageError
 from ..loop import Agent
-from ..messages import AssistantMessage as TranscriptAnswer
 from ..protocol import (
     DEFAULT_LIMITS,
     Configuration,
@@ -52,12 +50,12 @@ from ..protocol import (
     ToolUseResult,
     UserMessage,
 )
-from ..store import Store
+from ..store import CallState, Store
 from .auth import TokenAuth, redact
 from .conversation import ServerConversation
 
 if TYPE_CHECKING:
-    from ..client_tools.definitions import ClientToolResponse
+    pass
 
 __all__ = ["ToolwireServer", "create_app"]
 
@@ -124,6 +122,23 @@ class ToolwireServer:
         self.limits = limits
         self.conversations: dict[str, ServerConversation] = {}
         self._opening = anyio.Lock()
+        self.stopping = False
+        """The server is stopping (`stop`): no frame is read, no run started."""
+
+    async def stop(self, grace: float) -> None:
+        """Stop serving: park every run in progress and wait (up to `grace` s) until they ended.
+
+        Parked runs write nothing more: the ledger keeps their open calls exactly as after
+        kill -9, and the next start of the server resumes them. Frames that arrive from now on
+        are not read (not acknowledged either): the clients send them again to the next process.
+        """
+        self.stopping = True
+        conversations = list(self.conversations.values())
+        for conversation in conversations:
+            conversation.park()
+        with anyio.move_on_after(grace):
+            for conversation in conversations:
+                await conversation.wait_idle()
 
     async def page(self, request: Request) -> Response:
         """The chat page (the browser client), when the package ships it."""
@@ -154,6 +169,9 @@ class ToolwireServer:
             await websocket.close(code=1008)  # before accept: the upgrade is refused with HTTP 403
             return
         await websocket.accept()
+        if self.stopping:
+            await _close(websocket, 1012)  # service restart: come back to the next process
+            return
         connection = Connection("server", limits=self.limits)
         conversation = await self._handshake(websocket, connection, principal)
         if conversation is None:
@@ -166,7 +184,7 @@ class ToolwireServer:
             await conversation.attach(connection, write)
             acks = _Acknowledger(conversation, runs)
             try:
-                if await self._unfinished(conversation.thread_id):
+                if not self.stopping and await self.agent.unfinished(conversation.thread_id):
                     conversation.start(runs, None)
                 await self._serve(websocket, connection, conversation, runs, acks)
             finally:
@@ -247,15 +265,18 @@ class ToolwireServer:
     async def _conversation(self, thread_id: str, principal: str) -> ServerConversation:
         if (conversation := self.conversations.get(thread_id)) is not None:
             return conversation
-        saved = await self.agent.store.load_wire_state(thread_id)
+        store = self.agent.store
+        saved = await store.load_wire_state(thread_id)
         state = Sequencing.from_dict(saved) if saved is not None else None
-        conversation = self.conversations[thread_id] = ServerConversation(self.agent, thread_id, principal, state)
+        # Requests of the last process that the client has (or gets from the outbox's replay).
+        sent = {
+            entry.call.id: entry.request_id
+            for entry in await store.open_calls(thread_id)
+            if entry.request_id is not None and entry.state in (CallState.DISPATCHED, CallState.ANSWERED)
+        }
+        conversation = ServerConversation(self.agent, thread_id, principal, state, sent=sent)
+        self.conversations[thread_id] = conversation
         return conversation
-
-    async def _unfinished(self, thread_id: str) -> bool:
-        """True when the thread's last run stopped before its answer (e.g. the process died)."""
-        messages = await self.agent.store.load_messages(thread_id)
-        return bool(messages) and not (isinstance(messages[-1], TranscriptAnswer) and not messages[-1].tool_calls)
 
     async def _serve(
         self,
@@ -265,12 +286,17 @@ class ToolwireServer:
         runs: TaskGroup,
         acks: _Acknowledger,
     ) -> None:
-        while (data := await _receive_bytes(websocket)) is not None:
+        while (data := await _receive_bytes(websocket)) is not None and not self.stopping:
             # `receive()` acknowledges by itself once `ack_every` stanzas of earlier frames wait:
-            # each of those was persisted below before the next frame was read.
-            received = connection.receive(data)
+            # each of those was persisted below before the next frame was read. Tool results are
+            # saved before anything can acknowledge them, and handed to the calls waiting for them.
+            received, refused = await conversation.receive(data)
             for reply in received.replies:
                 await conversation.write_raw(reply)
+            for envelope in refused:
+                assert isinstance(envelope.message, ToolUseResult)
+                message = f"no open request {envelope.message.id!r} in this conversation"
+                await self._error(conversation, envelope, message, ErrorCode.RESULT_REFUSED)
             for envelope in received.messages:
                 await self._act(envelope, conversation, runs)
             if received.messages or received.errors:  # a stanza was seen: persist it now, acknowledge it late
@@ -303,18 +329,8 @@ class ToolwireServer:
                 else:
                     conversation.registering = True
                     runs.start_soon(self._register, conversation, registration)
-            case ToolUseResult() as result:
-                response = _response(result)
-                if not self.agent.clients.deliver(conversation.thread_id, response):
-                    if await self._awaited(conversation.thread_id, result.id):
-                        self.agent.clients.park(conversation.thread_id, response)  # replayed after a restart
-                        return
-                    await self._error(
-                        conversation,
-                        envelope,
-                        f"no open request {result.id!r} in this conversation",
-                        ErrorCode.RESULT_REFUSED,
-                    )
+            case ToolUseResult():
+                pass  # taken (or refused) by `conversation.receive`
             case ConsentAnswer() as answer:
                 if not conversation.consent_answered(answer):
                     await self._error(conversation, envelope, f"no open consent request {answer.id!r}")
@@ -326,10 +342,6 @@ class ToolwireServer:
                 )
             case other:
                 await self._error(conversation, envelope, f"a client does not send {type(other).__name__}")
-
-    async def _awaited(self, thread_id: str, request_id: str) -> bool:
-        """True when the ledger has an open client call with this request id (sent before a restart)."""
-        return any(entry.request_id == request_id for entry in await self.agent.store.open_calls(thread_id))
 
     async def _register(self, conversation: ServerConversation, registration: RegisterTools) -> None:
         groups, expanded = list(registration.groups), registration.expanded_containers
@@ -391,35 +403,6 @@ class _Acknowledger:
             await anyio.sleep(ACK_DELAY)
             self._timer = None  # what arrives from now on starts the next delay
             await self._conversation.acknowledge()
-
-
-def _response(result: ToolUseResult) -> ClientToolResponse:
-    """The client tools layer's view of a ToolUseResult."""
-    from ..client_tools.definitions import ClientToolResponse
-
-    data: dict[str, object] = {
-        "requestId": result.id,
-        "success": result.success,
-        "content": list(result.content),
-        "errorMessage": result.error_message,
-        "errorCode": result.error_code or _code_of(result.result_type),
-        "terminal": result.terminal,
-        "needsFollowup": result.needs_followup,
-        "message": result.message,
-    }
-    if result.success and not result.content and result.result is not None:
-        value = result.result.get("value", result.result) if set(result.result) == {"value"} else result.result
-        data["content"] = [{"type": "json", "value": value}]
-    if result.augmentation is not None:
-        data["augmentation"] = result.augmentation
-    return ClientToolResponse.from_dict(data)
-
-
-def _code_of(result_type: int | None) -> str | None:
-    """The wire code a ToolUseResult's `resultType` stands for, when it names no `errorCode`."""
-    if result_type is None or result_type == ResultType.SUCCESS:
-        return None
-    return DEFAULT_CODES.get(ResultType(result_type))
 
 
 async def _close(websocket: WebSocket, code: int) -> None:

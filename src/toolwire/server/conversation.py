@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
-from ..client_tools.definitions import ClientToolRequest
+from ..client_tools.channel import Claim
+from ..client_tools.definitions import ClientToolRequest, ClientToolResponse
+from ..envelopes import DEFAULT_CODES, ResultType
 from ..errors import ClientDisconnected, ProviderError, RegistrationError
 from ..events import RunEvent, RunFinished
 from ..loop import Agent
@@ -36,17 +38,21 @@ from ..protocol import (
     Connection,
     ConsentAnswer,
     ConsentRequest,
+    Envelope,
     Message,
+    Received,
     RunState,
     RunStatus,
     Sequencing,
     StartAnswer,
     ToolUseRequest,
     ToolUseResult,
+    decode,
 )
+from ..store import CallState, LedgerEntry
 from ..tools import Cancellation
 
-__all__ = ["ServerConversation"]
+__all__ = ["ServerConversation", "response_of"]
 
 _log = logging.getLogger("toolwire.server")
 
@@ -57,7 +63,15 @@ Writer = Callable[[bytes], Awaitable[None]]
 class ServerConversation:
     """A conversation's server side: protocol state, live socket, run, client channel."""
 
-    def __init__(self, agent: Agent, thread_id: str, principal: str, state: Sequencing | None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        thread_id: str,
+        principal: str,
+        state: Sequencing | None,
+        *,
+        sent: Mapping[str, str] | None = None,
+    ) -> None:
         self.agent = agent
         self.thread_id = thread_id
         self.principal = principal
@@ -68,17 +82,23 @@ class ServerConversation:
         )
         self._writer: Writer | None = None
         self._saved: tuple[int, int, int, int] | None = None
-        """The `Connection.revision` the last `save()` wrote (its [1] is the last stanza seen)."""
-        self._saving: _Save | None = None
-        """The latest save in progress."""
-        self._send_lock = anyio.Lock()
+        """The `Connection.revision` the last save wrote (its [1] is the last stanza seen)."""
+        self._lock = anyio.Lock()
+        """Held to save the protocol state and to write frames, so that neither happens while a
+        received frame's answers are being saved (`receive`): what acknowledges them waits."""
         self._unwritten: list[bytes] = []
         self._run: Cancellation | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._ended = anyio.Event()
+        """Set when the run in progress ends (replaced when the next one starts)."""
         self._consents: dict[str, tuple[anyio.Event, list[ConsentAnswer]]] = {}
         self.registering = False
         """A RegisterTools is being applied (one at a time per conversation)."""
-        self.dispatched: set[str] = set()
-        """Client calls of the current run whose requests went to the client (by call id)."""
+        self.dispatched: dict[str, str] = dict(sent or {})
+        """Open client calls whose requests went to the client: call id → request id (sent by
+        this process, or, given as `sent`, by the one before a restart)."""
+        self._lost = False
+        """The connected client came back without what it had received (see `attach`)."""
         self.channel = _Channel(self)
         """What the agent's `ClientHub` sends this conversation's client tool calls and consents to."""
 
@@ -95,7 +115,16 @@ class ServerConversation:
         return self._run is not None
 
     async def attach(self, connection: Connection, writer: Writer) -> None:
-        """A client connected (the handshake is done): it gets what is sent from now on."""
+        """A client connected (the handshake is done): it gets what is sent from now on.
+
+        A client that resumes with its protocol state has every frame it acknowledged, and the
+        handshake replayed the rest; one that says it has seen less than it acknowledged lost
+        its state (a new device, cleared storage) and must be sent again what it lost.
+        """
+        state = connection.state()
+        if state is not None:
+            acknowledged = state.outbox[0][0] - 1 if state.outbox else state.next_stanza - 1
+            self._lost = connection.peer_seen < acknowledged
         self.connection, self._writer = connection, writer
         await self.save()
         self.agent.clients.attach(self.thread_id, self.channel)
@@ -106,35 +135,95 @@ class ServerConversation:
             self._writer = None
             self.agent.clients.detach(self.thread_id, self.channel)
 
-    async def save(self, dispatched: Sequence[str] = ()) -> None:
-        """Persist the protocol state (numbering, unacknowledged frames), unless it is saved already.
-
-        `dispatched`: client calls whose requests the outbox holds, marked DISPATCHED in the ledger
-        by the same transaction.
-        """
-        key = self.connection.revision
-        if key is not None and not dispatched:
-            if key == self._saved:
-                return
-            if (saving := self._saving) is not None and saving.key == key:
-                await saving.done.wait()  # another task is writing this very state: its commit serves
-                if saving.ok:
-                    return
-        saving = self._saving = _Save(key)
+    async def save(self) -> None:
+        """Persist the protocol state (numbering, unacknowledged frames), unless it is saved already."""
+        await self._acquire()
         try:
-            await self.agent.store.save_wire_state(self.thread_id, self.connection.state(), dispatched=dispatched)
-            self._saved, saving.ok = key, True
+            await self._save()
         finally:
-            saving.done.set()
-            if self._saving is saving:
-                self._saving = None
+            self._lock.release()
+
+    async def _save(
+        self, dispatched: Sequence[str] = (), answered: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> frozenset[str]:
+        """`save()` with the lock held; `dispatched` and `answered` as in `Store.save_wire_state`."""
+        key = self.connection.revision
+        if key is not None and key == self._saved and not dispatched and not answered:
+            return frozenset()
+        saved = await self.agent.store.save_wire_state(
+            self.thread_id, self.connection.state(), dispatched=dispatched, answered=answered
+        )
+        self._saved = key
+        return saved
+
+    async def receive(self, data: bytes) -> tuple[Received, list[Envelope]]:
+        """Take one frame from the client, saving the tool results it brings before anything else.
+
+        A client's result is saved (its call ANSWERED, with the state that has seen its stanza)
+        before any frame or save can acknowledge it, so an acknowledged result is never asked for
+        again, even after kill -9. It then goes to the call waiting for it.
+
+        Returns:
+            What `Connection.receive` returned, and the ToolUseResults refused (unknown, foreign,
+            already answered, or for a call no longer waiting): answer each with ErrorMessage 302.
+        """
+        await self._acquire()
+        try:
+            received = self.connection.receive(data)
+            results = [envelope for envelope in received.messages if isinstance(envelope.message, ToolUseResult)]
+            refused = await self._take(results) if results else []
+        finally:
+            self._lock.release()
+        return received, refused
+
+    async def _take(self, results: list[Envelope]) -> list[Envelope]:
+        """Claim, save and hand over client results (the lock held); return the refused ones."""
+        hub = self.agent.clients
+        taken: list[tuple[Claim, str, ClientToolResponse, Envelope]] = []
+        refused: list[Envelope] = []
+        waiting: dict[str | None, LedgerEntry] | None = None
+        for envelope in results:
+            result = envelope.message
+            assert isinstance(result, ToolUseResult)
+            claim = hub.claim(self.thread_id, result.id)
+            if claim is None:
+                refused.append(envelope)
+                continue
+            if claim.request is not None:
+                call_id = claim.request.call_id
+            else:  # no call of this process waits for it (yet): after a restart, the ledger knows
+                if waiting is None:
+                    waiting = {entry.request_id: entry for entry in await self.agent.store.open_calls(self.thread_id)}
+                entry = waiting.get(result.id)
+                if entry is None or entry.state is not CallState.DISPATCHED:
+                    hub.settle(claim, None)
+                    refused.append(envelope)
+                    continue
+                call_id = entry.call.id
+            taken.append((claim, call_id, response_of(result), envelope))
+        if not taken:
+            return refused
+        saved: frozenset[str] = frozenset()
+        try:
+            saved = await self._save(answered={call_id: response.to_dict() for _, call_id, response, _ in taken})
+        finally:  # every claim ends, also when the save failed (the calls keep waiting, nothing was taken)
+            for claim, call_id, response, envelope in taken:
+                if call_id in saved:
+                    hub.settle(claim, response)
+                else:
+                    hub.settle(claim, None)
+                    refused.append(envelope)
+        return refused
 
     async def acknowledge(self) -> None:
         """Acknowledge what the client sent, as far as it is persisted (saved first if needed)."""
-        await self.save()
-        saved = self._saved
-        if saved is not None:
-            await self.write_raw(self.connection.ack(upto=saved[1]))
+        await self._acquire()
+        try:
+            await self._save()
+            if self._saved is not None:
+                await self._write(self.connection.ack(upto=self._saved[1]) or b"")
+        finally:
+            self._lock.release()
 
     def post(self, message: Message) -> None:
         """Number a message now; `flush()` persists and writes it (in numbering order)."""
@@ -143,18 +232,18 @@ class ServerConversation:
     async def flush(self, dispatched: Sequence[str] = ()) -> None:
         """Persist the protocol state, then write the frames posted so far, in order.
 
-        `dispatched`: client calls whose requests were posted (see `save`); they are marked even
-        when another task's flush wrote their requests first.
+        `dispatched`: client calls whose requests were posted (see `Store.save_wire_state`); they
+        are marked even when another task's flush wrote their requests first.
         """
-        await self._lock()
+        await self._acquire()
         try:
             frames, self._unwritten = self._unwritten, []
             if frames or dispatched:
-                await self.save(dispatched)  # nothing reaches the client that a restart would forget
+                await self._save(dispatched)  # nothing reaches the client that a restart would forget
             for frame in frames:
                 await self._write(frame)
         finally:
-            self._send_lock.release()
+            self._lock.release()
 
     async def send(self, message: Message) -> None:
         """Number, persist, then write a message (it waits in the outbox without a client)."""
@@ -164,22 +253,22 @@ class ServerConversation:
     async def write_raw(self, frame: bytes | None) -> None:
         """Write an unnumbered frame (an acknowledgement, an error) to the live socket, if any."""
         if frame:
-            await self._lock()
+            await self._acquire()
             try:
                 await self._write(frame)
             finally:
-                self._send_lock.release()
+                self._lock.release()
 
-    async def _lock(self) -> None:
-        """Take the send lock; without a detour through the event loop when it is free.
+    async def _acquire(self) -> None:
+        """Take the lock; without a detour through the event loop when it is free.
 
         (`async with` an anyio lock yields to the loop even when nobody holds it: one more loop
         iteration, with its `epoll_wait`, per frame written.)
         """
         try:
-            self._send_lock.acquire_nowait()
+            self._lock.acquire_nowait()
         except anyio.WouldBlock:
-            await self._send_lock.acquire()
+            await self._lock.acquire()
 
     async def _write(self, frame: bytes) -> None:
         writer = self._writer
@@ -194,9 +283,18 @@ class ServerConversation:
     # -- the thread's client tools and consent prompts ---------------------------------------
 
     async def send_request(self, request: ClientToolRequest) -> None:
-        """Send a client tool request; raise `ClientDisconnected` when no client is connected."""
+        """Send a client tool request; raise `ClientDisconnected` when no client is connected.
+
+        A request sent before (a resume after a restart, a retry after a reconnect) is sent
+        again only to a client that lost it: a client that kept its state has it, or gets it
+        from the handshake's replay, and a client without an execution ledger would run a
+        second copy a second time.
+        """
         if self._writer is None:
             raise ClientDisconnected(f"no client is connected to conversation {self.thread_id}")
+        sent_before = self.dispatched.get(request.call_id) == request.request_id
+        if sent_before and (not self._lost or self._in_outbox(request.request_id)):
+            return
         # The client's own deadline comes a little earlier than the server's, so that a client
         # whose tool runs too long can still answer `timeout` before the server gives up.
         invoke_ms = self.agent.client_tools.invoke_timeout * 1000
@@ -213,9 +311,18 @@ class ServerConversation:
                 mode=request.mode,
             )
         )
-        self.dispatched.add(request.call_id)
+        self.dispatched[request.call_id] = request.request_id
         # The ledger's DISPATCHED goes with the outbox that holds the request (see `_Channel`).
         await self.flush(dispatched=(request.call_id,))
+
+    def _in_outbox(self, request_id: str) -> bool:
+        """True when an unacknowledged frame holds this request (a handshake replays it)."""
+        state = self.connection.state()
+        for _, frame in state.outbox if state is not None else ():
+            message = decode(frame).message
+            if isinstance(message, ToolUseRequest) and message.id == request_id:
+                return True
+        return False
 
     async def consent(self, request: PolicyConsentRequest) -> bool | PolicyConsentAnswer:
         """Ask the connected person (ConsentRequest) and wait for the ConsentAnswer."""
@@ -268,9 +375,25 @@ class ServerConversation:
         """
         if self._run is not None:
             return False
-        self._run = Cancellation()
-        group.start_soon(self._drive, prompt, self._run, _Relay(self, "run_" + secrets.token_hex(8), group, message_id))
+        self._run, self._scope, self._ended = Cancellation(), anyio.CancelScope(), anyio.Event()
+        relay = _Relay(self, "run_" + secrets.token_hex(8), group, message_id)
+        group.start_soon(self._drive, prompt, self._run, self._scope, relay)
         return True
+
+    async def wait_idle(self) -> None:
+        """Wait until no run is in progress."""
+        while self._run is not None:
+            await self._ended.wait()
+
+    def park(self) -> None:
+        """Stop the run in progress where it stands, writing nothing more (the server stops).
+
+        Unlike `stop()`, no call is settled: the ledger keeps every open call as it is, exactly as
+        after kill -9, and the next process resumes the run (a client call's result is taken
+        then, a consent prompt is asked again).
+        """
+        if self._scope is not None:
+            self._scope.cancel()
 
     async def register(self, groups: list[dict[str, Any]], expanded: tuple[str, ...], reset: bool) -> None:
         """Register the client's tool groups (raises `RegistrationError`, nothing applied)."""
@@ -278,7 +401,19 @@ class ServerConversation:
             self.thread_id, groups, expanded_containers=expanded, reset_client_state=reset
         )
 
-    async def _drive(self, prompt: str | None, cancellation: Cancellation, relay: _Relay) -> None:
+    async def _drive(
+        self, prompt: str | None, cancellation: Cancellation, scope: anyio.CancelScope, relay: _Relay
+    ) -> None:
+        try:
+            with scope:
+                await self._run_once(prompt, cancellation, relay)
+        finally:
+            self._run = self._scope = None
+            self._ended.set()
+        if scope.cancelled_caught:
+            _log.info("conversation %s: the run was parked; the next start resumes it", self.thread_id)
+
+    async def _run_once(self, prompt: str | None, cancellation: Cancellation, relay: _Relay) -> None:
         status = relay.status
         try:
             await self.send(status("started"))
@@ -296,19 +431,6 @@ class ServerConversation:
         except Exception:
             _log.exception("conversation %s: the run failed", self.thread_id)
             await self.send(status("failed", detail="the server failed; see its logs"))
-        finally:
-            self._run = None
-
-
-class _Save:
-    """A save of the protocol state in progress: the revision it writes, and when it is over."""
-
-    __slots__ = ("done", "key", "ok")
-
-    def __init__(self, key: tuple[int, int, int, int] | None) -> None:
-        self.key = key
-        self.done = anyio.Event()
-        self.ok = False
 
 
 class _Channel:
@@ -379,9 +501,7 @@ class _Relay:
                 # its arguments were invalid, the tool is unknown, the run stopped first) is shown
                 # to the client as a server call with its outcome, so its timeline misses no call.
                 # Successes without a request are the runtime's own (a group expanded): not shown.
-                dispatched = self.conversation.dispatched
-                if call.id in dispatched:
-                    dispatched.discard(call.id)
+                if self.conversation.dispatched.pop(call.id, None) is not None:
                     return False
                 if result.success:
                     return False
@@ -412,3 +532,30 @@ class _Relay:
             case _:
                 return False
         return True
+
+
+def response_of(result: ToolUseResult) -> ClientToolResponse:
+    """The client tools layer's view of a ToolUseResult (a JSON `result` travels as JSON content)."""
+    data: dict[str, object] = {
+        "requestId": result.id,
+        "success": result.success,
+        "content": list(result.content),
+        "errorMessage": result.error_message,
+        "errorCode": result.error_code or _code_of(result.result_type),
+        "terminal": result.terminal,
+        "needsFollowup": result.needs_followup,
+        "message": result.message,
+    }
+    if result.success and not result.content and result.result is not None:
+        value = result.result.get("value", result.result) if set(result.result) == {"value"} else result.result
+        data["content"] = [{"type": "json", "value": value}]
+    if result.augmentation is not None:
+        data["augmentation"] = result.augmentation
+    return ClientToolResponse.from_dict(data)
+
+
+def _code_of(result_type: int | None) -> str | None:
+    """The wire code a ToolUseResult's `resultType` stands for, when it names no `errorCode`."""
+    if result_type is None or result_type == ResultType.SUCCESS:
+        return None
+    return DEFAULT_CODES.get(ResultType(result_type))

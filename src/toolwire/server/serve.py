@@ -143,6 +143,7 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
     uvicorn = import_extra("uvicorn", "server")
     from ..store.sqlite import SqliteStore
     from .app import STATIC, create_app
+    from .shutdown import GracefulServer
 
     store = SqliteStore.in_directory(options.data_dir)
     agent = load_agent(options.app, store, options.model)
@@ -162,7 +163,8 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         ws_per_message_deflate=False,
         lifespan="off",
         log_level="info",
-        # Runs waiting for a client end here; their calls stay in the ledger and resume later.
+        # Runs are parked before connections close (`GracefulServer`); their calls stay in the
+        # ledger and resume with the next start.
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
     print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {store.path})", file=out)
@@ -174,7 +176,7 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         )
     out.flush()
     try:
-        uvicorn.Server(config).run(sockets=[listener])
+        GracefulServer(config, app.state.toolwire, grace=SHUTDOWN_SECONDS).run(sockets=[listener])
     finally:
         import anyio
 

@@ -6,6 +6,9 @@ lost in a crash:
 - the transcript of each thread (append-only);
 - the call ledger: every call is recorded PENDING *before* it runs (write-ahead) and ends
   TERMINAL with its result; the first terminal result written wins, later ones are refused;
+  a client call is DISPATCHED once its request is durably on its way, and ANSWERED once the
+  client's answer is saved (before it is acknowledged to the client);
+- how each thread's last run stands (`RunRecord`): closed, or open and how often it was resumed;
 - approvals, "always" grants and remembered denials (the `ApprovalStore` part).
 
 Implementations: `MemoryStore` (one process, the default), `SqliteStore` (one file, WAL).
@@ -16,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from .._quick import quick_init
 from ..envelopes import ToolCall, ToolResult
@@ -26,7 +29,7 @@ from ..policy import ApprovalStore
 if TYPE_CHECKING:  # the protocol package loads msgpack; a store takes its states without importing it
     from ..protocol.sequencing import Sequencing
 
-__all__ = ["CallState", "LedgerEntry", "Store"]
+__all__ = ["CALL_STATE_ORDER", "COMES_WITH", "CallState", "LedgerEntry", "RunRecord", "Store"]
 
 
 class CallState(StrEnum):
@@ -38,8 +41,20 @@ class CallState(StrEnum):
     """Waiting for a person's consent."""
     DISPATCHED = "dispatched"
     """Running (in process, or sent to the client that executes it)."""
+    ANSWERED = "answered"
+    """A client call whose client's answer is saved (`LedgerEntry.answer`); the result the model
+    sees (after the filters) follows. A restart takes the saved answer and never asks again."""
     TERMINAL = "terminal"
     """Has its one result."""
+
+
+CALL_STATE_ORDER: Final = {state: rank for rank, state in enumerate(CallState)}
+"""Each state's place in a call's life; a call only moves to a later one."""
+COMES_WITH: Final = {
+    CallState.ANSWERED: "its answer: use save_wire_state(answered=...)",
+    CallState.TERMINAL: "its result: use complete_call()",
+}
+"""The states `set_call_state` refuses, and what a call reaches them with."""
 
 
 @quick_init
@@ -62,6 +77,10 @@ class LedgerEntry:
     """For a client call: the id of its request to the client, kept so that a re-send after a
     reconnect or a restart carries the same id (the client de-duplicates by it)."""
     result: ToolResult | None = None
+    """The call's one result, once TERMINAL."""
+    answer: dict[str, Any] | None = None
+    """For a client call, once ANSWERED: the client's answer as it arrived (its JSON object; the
+    result the model sees is made from it, then passed through the filters)."""
 
     def finished(self, result: ToolResult) -> LedgerEntry:
         """Return this entry TERMINAL with `result`."""
@@ -75,7 +94,34 @@ class LedgerEntry:
             deadline=self.deadline,
             request_id=self.request_id,
             result=result,
+            answer=self.answer,
         )
+
+    def answered(self, answer: dict[str, Any]) -> LedgerEntry:
+        """Return this entry ANSWERED with the client's `answer`."""
+        return LedgerEntry(
+            thread_id=self.thread_id,
+            call=self.call,
+            request_index=self.request_index,
+            state=CallState.ANSWERED,
+            execution=self.execution,
+            mode=self.mode,
+            deadline=self.deadline,
+            request_id=self.request_id,
+            answer=answer,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """How a thread's last run stands, beyond what its transcript says."""
+
+    closed_at: int = -1
+    """The transcript's length when the run was closed without a final answer (a cancel, a
+    limit, a terminal result, an operator's cancel): nothing to resume until it grows. -1: none."""
+    resume_attempts: int = 0
+    """How many times a restarted process began to resume the run without finishing it (a
+    run whose resume keeps failing is closed instead, see `Agent(max_resume_attempts=)`)."""
 
 
 class Store(ApprovalStore, Protocol):
@@ -128,10 +174,11 @@ class Store(ApprovalStore, Protocol):
         ...
 
     async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
-        """Move a non-terminal call forward (e.g. to DISPATCHED); never out of TERMINAL.
+        """Move a call forward (e.g. to DISPATCHED); a call never moves back, nor out of TERMINAL.
 
         Raises:
-            UsageError: `state` is TERMINAL: a call ends only with its result, by `complete_call`.
+            UsageError: `state` is ANSWERED or TERMINAL: those come with the answer (by
+                `save_wire_state`) or the result (by `complete_call`).
         """
         ...
 
@@ -160,20 +207,39 @@ class Store(ApprovalStore, Protocol):
         ...
 
     async def save_wire_state(
-        self, thread_id: str, state: Sequencing | Mapping[str, Any] | None, *, dispatched: Sequence[str] = ()
-    ) -> None:
+        self,
+        thread_id: str,
+        state: Sequencing | Mapping[str, Any] | None,
+        *,
+        dispatched: Sequence[str] = (),
+        answered: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> frozenset[str]:
         """Replace the conversation's protocol state (a `Sequencing` or its `to_dict()`); None deletes it.
 
-        The server saves it before it writes a frame, so nothing it sent is lost with the process.
-        A store may write only what changed since its last save of the thread (the outbox gains
-        frames at its end and loses them at its start).
+        The server saves it before it writes a frame, so nothing it sent is lost with the process,
+        and before it acknowledges what it received. A store may write only what changed since its
+        last save of the thread (the outbox gains frames at its end and loses them at its start).
 
         Args:
             thread_id: The conversation.
             state: The state to keep.
             dispatched: Calls whose requests `state`'s outbox holds: moved to DISPATCHED (as
                 `set_call_state`) in the same transaction.
+            answered: Call id → the client's answer (a JSON object), for answers among what `state` has seen:
+                each DISPATCHED call moves to ANSWERED with its answer, in the same transaction
+                (a call in any other state keeps it: not dispatched yet, answered or settled already).
+
+        Returns:
+            The calls of `answered` whose answers were saved.
         """
+        ...
+
+    async def load_run(self, thread_id: str) -> RunRecord:
+        """Return how the thread's last run stands (`RunRecord()` when nothing was saved)."""
+        ...
+
+    async def save_run(self, thread_id: str, record: RunRecord) -> None:
+        """Replace how the thread's last run stands."""
         ...
 
     async def aclose(self) -> None:

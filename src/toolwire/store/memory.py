@@ -11,12 +11,14 @@ from ..envelopes import ToolCall, ToolResult
 from ..errors import UsageError
 from ..messages import Message, ToolResultMessage
 from ..policy import MemoryApprovalStore
-from . import CallState, LedgerEntry
+from . import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
 
 if TYPE_CHECKING:
     from ..protocol.sequencing import Sequencing
 
 __all__ = ["MemoryStore"]
+
+_NO_RUN = RunRecord()
 
 
 class MemoryStore(MemoryApprovalStore):
@@ -32,6 +34,7 @@ class MemoryStore(MemoryApprovalStore):
         self._results: dict[str, dict[str, ToolResult]] = {}
         self._client_states: dict[str, str] = {}
         self._wire_states: dict[str, str | Sequencing] = {}
+        self._runs: dict[str, RunRecord] = {}
 
     async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
         """Create the thread if it does not exist; True if it was created now."""
@@ -93,13 +96,24 @@ class MemoryStore(MemoryApprovalStore):
         return messages
 
     async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
-        """Move a non-terminal call forward; TERMINAL comes only with a result (`complete_call`)."""
-        if state is CallState.TERMINAL:
-            raise UsageError("a call becomes TERMINAL only with its result: use complete_call()")
+        """Move a call forward; ANSWERED and TERMINAL come only with the answer or the result."""
+        if state in COMES_WITH:
+            raise UsageError(f"a call becomes {state.name} only with {COMES_WITH[state]}")
+        self._move(thread_id, call_id, state)
+
+    def _move(self, thread_id: str, call_id: str, state: CallState, answer: Mapping[str, Any] | None = None) -> bool:
+        """Move an open call to a later state; True if it moved."""
         calls = self._ledger.get(thread_id, {})
         entry = calls.get(call_id)
-        if entry is not None and entry.state is not CallState.TERMINAL and self._result(thread_id, call_id) is None:
-            calls[call_id] = replace(entry, state=state)
+        if entry is None or self._result(thread_id, call_id) is not None:
+            return False
+        if CALL_STATE_ORDER[state] <= CALL_STATE_ORDER[entry.state]:
+            return False
+        # The answer is kept as a persistent store would: later changes to the caller's dict do not leak in.
+        calls[call_id] = (
+            replace(entry, state=state) if answer is None else entry.answered(json.loads(json.dumps(answer)))
+        )
+        return True
 
     async def complete_call(self, thread_id: str, call_id: str, result: ToolResult) -> bool:
         """Record the call's result; True if this was the first terminal result."""
@@ -166,14 +180,40 @@ class MemoryStore(MemoryApprovalStore):
         return json.loads(saved) if isinstance(saved, str) else saved.to_dict()
 
     async def save_wire_state(
-        self, thread_id: str, state: Sequencing | Mapping[str, Any] | None, *, dispatched: Sequence[str] = ()
-    ) -> None:
-        """Replace the conversation's protocol state; None deletes it; move `dispatched` calls on."""
+        self,
+        thread_id: str,
+        state: Sequencing | Mapping[str, Any] | None,
+        *,
+        dispatched: Sequence[str] = (),
+        answered: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> frozenset[str]:
+        """Replace the conversation's protocol state; None deletes it; move `dispatched` and `answered` calls on."""
         for call_id in dispatched:
-            await self.set_call_state(thread_id, call_id, CallState.DISPATCHED)
+            self._move(thread_id, call_id, CallState.DISPATCHED)
+        saved = frozenset(
+            call_id
+            for call_id, answer in (answered or {}).items()
+            if self._dispatched(thread_id, call_id) and self._move(thread_id, call_id, CallState.ANSWERED, answer)
+        )
+        self._keep_wire_state(thread_id, state)
+        return saved
+
+    def _dispatched(self, thread_id: str, call_id: str) -> bool:
+        entry = self._ledger.get(thread_id, {}).get(call_id)
+        return entry is not None and entry.state is CallState.DISPATCHED and self._result(thread_id, call_id) is None
+
+    def _keep_wire_state(self, thread_id: str, state: Sequencing | Mapping[str, Any] | None) -> None:
         if state is None:
             self._wire_states.pop(thread_id, None)
         elif isinstance(state, Mapping):
             self._wire_states[thread_id] = json.dumps(state, separators=(",", ":"))
         else:  # immutable: kept as it is
             self._wire_states[thread_id] = state
+
+    async def load_run(self, thread_id: str) -> RunRecord:
+        """Return how the thread's last run stands."""
+        return self._runs.get(thread_id, _NO_RUN)
+
+    async def save_run(self, thread_id: str, record: RunRecord) -> None:
+        """Replace how the thread's last run stands."""
+        self._runs[thread_id] = record

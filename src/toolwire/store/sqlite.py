@@ -47,7 +47,7 @@ from ..envelopes import ToolCall, ToolResult
 from ..errors import UsageError
 from ..messages import Message, ToolResultMessage, message_from_dict
 from ..policy import Grant
-from . import CallState, LedgerEntry
+from . import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
 from .batching import GroupCommit
 from .checkpoints import Checkpointer
 from .sqlite_schema import SCHEMA_VERSION, dumps, migrate, transaction
@@ -78,10 +78,12 @@ def _grant(row: Any) -> Grant:
     return Grant(None if thread == _NO_THREAD else thread, tool, bool(explicit), granted_at)
 
 
-_LEDGER_COLUMNS: Final = "thread_id, call_id, request_index, state, execution, mode, deadline, call, result, request_id"
+_LEDGER_COLUMNS: Final = (
+    "thread_id, call_id, request_index, state, execution, mode, deadline, call, result, request_id, answer"
+)
 # ON CONFLICT DO NOTHING rather than OR IGNORE: only a duplicate id is skipped silently.
 _RECORD: Final = (
-    f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (thread_id, call_id) DO NOTHING"
 )
 _COMPLETE: Final = "UPDATE ledger SET state = ?, result = ? WHERE thread_id = ? AND call_id = ? AND state != ?"
@@ -94,11 +96,12 @@ _AUTOCHECKPOINT_PAGES: Final = 10_000
 def _ledger_row(entry: LedgerEntry) -> tuple[Any, ...]:
     head = (entry.thread_id, entry.call.id, entry.request_index, entry.state.value, entry.execution, entry.mode)
     result = None if entry.result is None else dumps(entry.result.to_dict())
-    return (*head, entry.deadline, dumps(entry.call.to_dict()), result, entry.request_id)
+    answer = None if entry.answer is None else dumps(entry.answer)
+    return (*head, entry.deadline, dumps(entry.call.to_dict()), result, entry.request_id, answer)
 
 
 def _entry(row: Any) -> LedgerEntry:
-    thread, _, request_index, state, execution, mode, deadline, call, result, request_id = row
+    thread, _, request_index, state, execution, mode, deadline, call, result, request_id, answer = row
     return LedgerEntry(
         thread_id=thread,
         call=ToolCall.from_dict(json.loads(call)),
@@ -109,6 +112,7 @@ def _entry(row: Any) -> LedgerEntry:
         deadline=deadline,
         request_id=request_id,
         result=None if result is None else ToolResult.from_dict(json.loads(result)),
+        answer=None if answer is None else json.loads(answer),
     )
 
 
@@ -248,17 +252,20 @@ class SqliteStore:
         return messages
 
     async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
-        """Move a non-terminal call forward (e.g. to DISPATCHED); never out of TERMINAL.
+        """Move a call forward (e.g. to DISPATCHED); a call never moves back, nor out of TERMINAL.
 
         Raises:
-            UsageError: `state` is TERMINAL (a call ends only with its result, by `complete_call`).
+            UsageError: `state` is ANSWERED or TERMINAL (they come with the answer, by
+                `save_wire_state`, or the result, by `complete_call`).
         """
-        if state is CallState.TERMINAL:
-            raise UsageError("a call becomes TERMINAL only with its result: use complete_call()")
+        if state in COMES_WITH:
+            raise UsageError(f"a call becomes {state.name} only with {COMES_WITH[state]}")
+        earlier = [other.value for other in CallState if CALL_STATE_ORDER[other] < CALL_STATE_ORDER[state]]
+        placeholders = ", ".join("?" * len(earlier))
         with self._write() as db:
             db.execute(
-                "UPDATE ledger SET state = ? WHERE thread_id = ? AND call_id = ? AND state != ?",
-                (state.value, thread_id, call_id, _TERMINAL),
+                f"UPDATE ledger SET state = ? WHERE thread_id = ? AND call_id = ? AND state IN ({placeholders})",
+                (state.value, thread_id, call_id, *earlier),
             )
 
     async def complete_call(self, thread_id: str, call_id: str, result: ToolResult) -> bool:
@@ -382,8 +389,13 @@ class SqliteStore:
         return load_wire(self._connection(), thread_id)
 
     async def save_wire_state(
-        self, thread_id: str, state: Sequencing | Mapping[str, Any] | None, *, dispatched: Sequence[str] = ()
-    ) -> None:
+        self,
+        thread_id: str,
+        state: Sequencing | Mapping[str, Any] | None,
+        *,
+        dispatched: Sequence[str] = (),
+        answered: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> frozenset[str]:
         """Replace the conversation's protocol state atomically; None deletes it.
 
         Returns once the save is committed. The saves of all threads queued during one turn of
@@ -397,16 +409,47 @@ class SqliteStore:
         A save that sends one frame after the client acknowledged the last one touches one page.
         When another writer saved the thread in between (the `version` token differs), or the
         numbering went back, it rewrites everything.
-        `dispatched` calls move to DISPATCHED in the same transaction.
+        `dispatched` calls move to DISPATCHED and DISPATCHED `answered` calls to ANSWERED (with
+        their answers) in the same transaction.
+
+        Returns:
+            The calls of `answered` whose answers were saved.
 
         Raises:
             EnvelopeError: A mapping that is not `Sequencing.to_dict()`'s form.
         """
         parts = None if state is None else wire_parts(state)
+        answers = {call_id: dumps(answer) for call_id, answer in (answered or {}).items()}
         self._connection()  # a closed store fails here, not in the shared transaction
-        await self._group.submit(
-            partial(save_wire, outboxes=self._outboxes, thread_id=thread_id, parts=parts, dispatched=tuple(dispatched))
+        saved = set[str]()
+        write = partial(
+            save_wire,
+            outboxes=self._outboxes,
+            thread_id=thread_id,
+            parts=parts,
+            dispatched=tuple(dispatched),
+            answered=answers,
+            saved_answers=saved,
         )
+        await self._group.submit(write)
+        return frozenset(saved)
+
+    # -- how each thread's last run stands ----------------------------------------------------------
+
+    async def load_run(self, thread_id: str) -> RunRecord:
+        """Return how the thread's last run stands (`RunRecord()` when nothing was saved)."""
+        row = self._one("SELECT closed_at, resume_attempts FROM threads WHERE id = ?", (thread_id,))
+        return RunRecord() if row is None else RunRecord(row[0], row[1])
+
+    async def save_run(self, thread_id: str, record: RunRecord) -> None:
+        """Replace how the thread's last run stands (creating the thread if needed)."""
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO threads (id, principal, created_at, closed_at, resume_attempts) VALUES (?, NULL, ?, ?, ?)"
+                " ON CONFLICT (id) DO UPDATE SET closed_at = excluded.closed_at,"
+                " resume_attempts = excluded.resume_attempts",
+                (thread_id, time.time(), record.closed_at, record.resume_attempts),
+            )
 
     async def aclose(self) -> None:
         """Close the connection; the store cannot be used afterwards. Closing twice is harmless."""

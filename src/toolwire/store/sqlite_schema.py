@@ -89,12 +89,20 @@ def _migrate_to_5(db: sqlite3.Connection) -> None:
         db.execute("UPDATE wire_state SET state = ? WHERE thread_id = ?", (dumps(header), thread_id))
 
 
+def _migrate_to_6(db: sqlite3.Connection) -> None:
+    """Keep a client's answer apart from the call's result, and how each thread's last run stands."""
+    db.execute("ALTER TABLE ledger ADD COLUMN answer TEXT")
+    db.execute("ALTER TABLE threads ADD COLUMN closed_at INTEGER NOT NULL DEFAULT -1")
+    db.execute("ALTER TABLE threads ADD COLUMN resume_attempts INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (
     _migrate_to_1,
     _migrate_to_2,
     _migrate_to_3,
     _migrate_to_4,
     _migrate_to_5,
+    _migrate_to_6,
 )
 """`MIGRATIONS[n]` brings a file from schema version `n` to `n + 1`; append, never edit."""
 

@@ -23,11 +23,15 @@ from .sqlite_schema import dumps
 if TYPE_CHECKING:
     from ..protocol.sequencing import Sequencing
 
-__all__ = ["DISPATCH", "INSERT_FRAME", "KEPT_OUTBOXES", "SavedWire", "load_wire", "save_wire", "wire_parts"]
+__all__ = ["ANSWER", "DISPATCH", "INSERT_FRAME", "KEPT_OUTBOXES", "SavedWire", "load_wire", "save_wire", "wire_parts"]
 
-_TERMINAL: Final = CallState.TERMINAL.value
 DISPATCH: Final = (
-    f"UPDATE ledger SET state = '{CallState.DISPATCHED.value}' WHERE thread_id = ? AND call_id = ? AND state != ?"
+    f"UPDATE ledger SET state = '{CallState.DISPATCHED.value}' WHERE thread_id = ? AND call_id = ?"
+    f" AND state IN ('{CallState.PENDING.value}', '{CallState.AWAITING_APPROVAL.value}')"
+)
+ANSWER: Final = (
+    f"UPDATE ledger SET state = '{CallState.ANSWERED.value}', answer = ? WHERE thread_id = ? AND call_id = ?"
+    f" AND state = '{CallState.DISPATCHED.value}'"
 )
 INSERT_FRAME: Final = (
     "INSERT INTO wire_outbox (thread_id, stanza, frame, next_stanza, last_seen) VALUES (?, ?, ?, ?, ?)"
@@ -64,14 +68,21 @@ def save_wire(
     thread_id: str,
     parts: tuple[dict[str, Any], dict[int, bytes]] | None,
     dispatched: Sequence[str],
+    answered: Mapping[str, str],
+    saved_answers: set[str],
 ) -> None:
     """Write a conversation's protocol state inside a (possibly shared) write transaction.
 
     `parts` is `wire_parts()` of the state (None deletes it); `outboxes` is what the store
-    remembers of its last save of each thread, updated here. See `SqliteStore.save_wire_state`.
+    remembers of its last save of each thread, updated here; `answered` maps call ids to their
+    answers' JSON, and the calls whose answers were saved join `saved_answers`. See
+    `SqliteStore.save_wire_state`.
     """
     if dispatched:
-        db.executemany(DISPATCH, [(thread_id, call_id, _TERMINAL) for call_id in dispatched])
+        db.executemany(DISPATCH, [(thread_id, call_id) for call_id in dispatched])
+    for call_id, answer in answered.items():
+        if db.execute(ANSWER, (answer, thread_id, call_id)).rowcount == 1:
+            saved_answers.add(call_id)
     known = outboxes.pop(thread_id, None)
     if parts is None:
         db.execute("DELETE FROM wire_state WHERE thread_id = ?", (thread_id,))
