@@ -61,7 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
     serve.add_argument("--data-dir", type=Path, default=Path(".toolwire"), help="where conversations are kept")
     serve.add_argument("--model", help="for the example agent: local, openai:NAME, anthropic:NAME (see chat)")
-    serve.add_argument("--token", help="the token clients present (default: TOOLWIRE_TOKEN, else a new one, printed)")
+    serve.add_argument(
+        "--token", help="the token clients present (default: TOOLWIRE_TOKEN, else the one kept in DATA_DIR/token)"
+    )
     serve.add_argument("--tokens", type=Path, help="a file of 'PRINCIPAL TOKEN' lines, one principal per token")
     serve.add_argument(
         "--allow-origin", action="append", default=[], help="a browser origin allowed to connect (repeatable)"
