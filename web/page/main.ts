@@ -1,7 +1,8 @@
 /**
  * The chat page that `toolwire serve` serves at `/`: connects with the token from `#token=…` (or
- * asks for it, also when the server refuses it later), registers the "Page" tool group, streams answers, draws a timeline entry per tool
- * call, asks for consent in a dialog, and resumes the conversation after a reload.
+ * asks for it, also when the server refuses it later), registers the "Page" tool group, streams
+ * answers, draws a timeline entry per tool call, asks for consent in a dialog, and resumes the
+ * conversation after a reload.
  *
  * ```
  * boot ─► token ─► open(conversation) ─► ToolwireClient(open, register Page) ─► events ─► Timeline ─► DOM
