@@ -20,7 +20,7 @@ import os
 import secrets
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from contextlib import aclosing, asynccontextmanager
+from contextlib import aclosing, asynccontextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -294,7 +294,7 @@ async def _connect(
 
 async def _remote_turns(client: Client, presses: CtrlC, read: Callable[[str], str | None], out: TextIO) -> bool:
     """The prompts and runs of a `--url` chat; True at /quit or end of input, False after Ctrl-C."""
-    from .client import RunFailed
+    from .client import ConnectionClosed, RunFailed
 
     while not presses.pressed:
         prompt = await read_in_background(read, "you> ")
@@ -304,7 +304,8 @@ async def _remote_turns(client: Client, presses: CtrlC, read: Callable[[str], st
 
             async def stop() -> None:
                 print(STOPPING, file=out)
-                await client.stop("Stopped with Ctrl-C")  # the server cancels the run; its end follows
+                with suppress(ConnectionClosed):  # gone for good: send() raises it too
+                    await client.stop("Stopped with Ctrl-C")  # the server cancels the run; its end follows
 
             with presses.stopping(stop):
                 try:
