@@ -18,6 +18,8 @@ class Server:
     process: subprocess.Popen[str]
     url: str
     data_dir: Path
+    token: str
+    """The token given, or the one the server printed."""
 
     def kill(self) -> None:
         """kill -9: no cleanup of any kind."""
@@ -33,14 +35,18 @@ class Server:
 
 @contextmanager
 def serve_app(
-    tmp_path: Path, app_source: str, module: str, *extra: str, token: str, data_dir: Path | None = None
+    tmp_path: Path, app_source: str, module: str, *extra: str, token: str | None, data_dir: Path | None = None
 ) -> Iterator[Server]:
-    """Write `app_source` as `module.py`, serve `module:make_agent`; stop the server after (SIGINT)."""
+    """Write `app_source` as `module.py`, serve `module:make_agent`; stop the server after (SIGINT).
+
+    `token=None` starts it without a token option (nor `TOOLWIRE_TOKEN`): it uses the one it keeps.
+    """
     (tmp_path / f"{module}.py").write_text(app_source)
     data = data_dir or tmp_path / "data"
     command = [sys.executable, "-m", "toolwire.cli", "serve", "--app", f"{module}:make_agent", "--port", "0"]
-    command += ["--data-dir", str(data), "--token", token, *extra]
+    command += ["--data-dir", str(data), *(["--token", token] if token is not None else []), *extra]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("TOOLWIRE_TOKEN", None)
     process = subprocess.Popen(
         command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     )
@@ -48,13 +54,20 @@ def serve_app(
     lines: list[str] = []
     for line in process.stdout:
         lines.append(line)
+        if token is None and line.startswith("token: "):
+            token = line.removeprefix("token: ").strip()
         if match := re.search(r"serving (ws://\S+)", line):
             break
     else:
         process.wait(timeout=10)
         raise AssertionError("the server did not start:\n" + "".join(lines))
+    if token is None:
+        process.kill()
+        process.wait(timeout=10)
+        process.stdout.close()
+        raise AssertionError("the server printed no token:\n" + "".join(lines))
     try:
-        yield Server(process, match.group(1), data)
+        yield Server(process, match.group(1), data, token)
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGINT)

@@ -1,14 +1,20 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from toolwire import ToolCall
 from toolwire.cli import chat_session, main
-from toolwire.testing import ScriptedModel
+from toolwire.envelopes import ResultType
+from toolwire.errors import UsageError
+from toolwire.messages import ToolResultMessage
+from toolwire.testing import ScriptedModel, validate_transcript
 
 
 def lines(*answers: str | None) -> tuple[Callable[[str], str | None], list[str]]:
@@ -78,3 +84,101 @@ async def test_chat_with_a_data_dir_says_how_to_continue_and_continues(tmp_path:
         {"role": "user", "content": "hi"},
         {"role": "assistant", "text": "Hello."},
     ]
+
+
+# -- Ctrl-C and unknown conversations --------------------------------------------------------------
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[Callable[[], None]]:
+    """Press Ctrl-C (a real SIGINT to this process) from a prompt's read, which then does not return.
+
+    The read stays blocked as a person's would (until the test ends, or 10 s): the chat must leave
+    without it. A press the chat does not hear is only recorded, so that it fails the test, not
+    the whole test run.
+    """
+    released = threading.Event()
+    unheard: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, _: unheard.append(number))
+
+    def press() -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        released.wait(10)
+
+    yield press
+    released.set()
+    signal.signal(signal.SIGINT, previous)
+    assert not unheard, "the chat did not hear Ctrl-C"
+
+
+def reading(*answers: str, then: Callable[[], None]) -> Callable[[str], str | None]:
+    """Answer the prompts in order, then call `then` (and return what the prompt gets: nothing)."""
+    feed = iter(answers)
+
+    def read(prompt: str) -> str | None:
+        answer = next(feed, None)
+        if answer is None:
+            then()
+        return answer
+
+    return read
+
+
+def continue_line(text: str, start: str) -> str:
+    [line] = [line for line in text.splitlines() if line.startswith(start)]
+    return line
+
+
+async def test_ctrl_c_during_a_run_cancels_it_and_says_how_to_continue(
+    tmp_path: Path, ctrl_c: Callable[[], None]
+) -> None:
+    # Ctrl-C while the run waits for consent: the call ends Canceled, the conversation stays usable.
+    model = ScriptedModel([[ToolCall(id="c1", name="local_disk_usage", arguments={})], "never asked"])
+    out = io.StringIO()
+    status = await chat_session(model, tmp_path, out=out, read_line=reading("disk?", then=ctrl_c))
+    text = out.getvalue()
+    assert status == 130
+    assert "  <- CANCELED in " in text and "(run ended: canceled, Stopped with Ctrl-C)" in text
+    command = continue_line(text, "Stopped. Continue with: ")
+    assert command.startswith(f"Stopped. Continue with: toolwire chat --data-dir {tmp_path} --thread thread_")
+    thread = command.rsplit(" ", 1)[1]
+
+    again = ScriptedModel(["Welcome back."])
+    read, _ = lines("go on")
+    assert await chat_session(again, tmp_path, thread, out=io.StringIO(), read_line=read) == 0
+    transcript = again.requests[0].messages
+    validate_transcript(transcript)
+    [result] = [message for message in transcript if isinstance(message, ToolResultMessage)]
+    assert result.result.type is ResultType.CANCELED and result.result.error == "Stopped with Ctrl-C"
+
+
+async def test_ctrl_c_at_the_prompt_leaves_at_once(tmp_path: Path, ctrl_c: Callable[[], None]) -> None:
+    out = io.StringIO()
+    status = await chat_session(ScriptedModel(["Hello."]), tmp_path, out=out, read_line=reading("hi", then=ctrl_c))
+    assert status == 130
+    assert continue_line(out.getvalue(), "Stopped. Continue with: ").startswith(
+        f"Stopped. Continue with: toolwire chat --data-dir {tmp_path} --thread thread_"
+    )
+
+
+async def test_ctrl_c_without_a_data_dir_says_nothing_was_kept(ctrl_c: Callable[[], None]) -> None:
+    out = io.StringIO()
+    status = await chat_session(ScriptedModel(["Hello."]), out=out, read_line=reading("hi", then=ctrl_c))
+    assert status == 130
+    assert out.getvalue().endswith("\nStopped. This conversation was not kept (--data-dir DIR keeps conversations).\n")
+
+
+async def test_an_unknown_thread_is_refused_and_not_created(tmp_path: Path) -> None:
+    read, prompts = lines("hi")
+    for _ in range(2):  # refused twice: the first refusal created nothing
+        with pytest.raises(UsageError, match=f"no conversation 'thread_nope' in {tmp_path}: leave out --thread"):
+            await chat_session(ScriptedModel(["Hello."]), tmp_path, "thread_nope", read_line=read)
+    assert prompts == []
+
+
+def test_an_unknown_thread_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["chat", "--model", "openai:any", "--data-dir", str(tmp_path), "--thread", "thread_nope"])
+    assert status == 2
+    assert capsys.readouterr().err == (
+        f"toolwire: no conversation 'thread_nope' in {tmp_path}: leave out --thread to start a new one\n"
+    )

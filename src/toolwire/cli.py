@@ -6,6 +6,10 @@ toolwire chat --model openai:gpt-4o-mini
 toolwire chat --data-dir .toolwire --thread THREAD_ID   # continue a stored conversation
 toolwire chat --url ws://127.0.0.1:8765/ws --token TOKEN # chat through a toolwire server (docs/client.md)
 ```
+
+Both chats follow one set of rules (docs/chat.md): Ctrl-C stops the run in progress (on the server
+too, with `--url`), prints how to continue and exits with 130; a `--thread` that names no
+conversation is refused with exit status 2.
 """
 
 from __future__ import annotations
@@ -13,14 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import aclosing, asynccontextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 import anyio
-from anyio import to_thread
 
 from . import __version__
 from .errors import ClientDisconnected, ProviderError, UsageError
@@ -29,8 +33,11 @@ from .models import Model, TextDelta
 from .pipeline import ToolCallFinished, ToolCallStarted
 from .policy import ConsentAnswer, ConsentHandler, ConsentRequest, PermissionPolicy
 from .store import Store
+from .terminal import CtrlC, ctrl_c, input_line, read_in_background
+from .tools import Cancellation
 
 if TYPE_CHECKING:
+    from .client import Client
     from .protocol import ConsentRequest as WireConsentRequest
 
 __all__ = ["chat_session", "main", "remote_chat_session"]
@@ -40,6 +47,8 @@ INSTRUCTIONS = (
     "delete_note), disk usage of this machine (local_disk_usage) and exchange rates (lookup_exchange_rate). "
     "Answer briefly."
 )
+
+STOPPING = "\n  Stopping the run (Ctrl-C again leaves at once)."
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--model", help="local, local:PATH.gguf, openai:NAME or anthropic:NAME (default: TOOLWIRE_MODEL, else local)"
     )
     chat.add_argument("--data-dir", type=Path, help="keep conversations in DIR/toolwire.sqlite3 (default: in memory)")
-    chat.add_argument("--thread", help="continue this conversation (with --data-dir, or with --url)")
+    chat.add_argument("--thread", help="continue this conversation, which must exist (with --data-dir, or --url)")
     chat.add_argument("--url", help="chat through a toolwire server, e.g. ws://127.0.0.1:8765/ws (needs 'server')")
     chat.add_argument("--token", help="the server's token, with --url (default: TOOLWIRE_TOKEN)")
     serve = commands.add_parser("serve", help="run the WebSocket server (needs the 'server' extra)")
@@ -61,7 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
     serve.add_argument("--data-dir", type=Path, default=Path(".toolwire"), help="where conversations are kept")
     serve.add_argument("--model", help="for the example agent: local, openai:NAME, anthropic:NAME (see chat)")
-    serve.add_argument("--token", help="the token clients present (default: TOOLWIRE_TOKEN, else a new one, printed)")
+    serve.add_argument(
+        "--token", help="the token clients present (default: TOOLWIRE_TOKEN, else the one kept in DATA_DIR/token)"
+    )
     serve.add_argument("--tokens", type=Path, help="a file of 'PRINCIPAL TOKEN' lines, one principal per token")
     serve.add_argument(
         "--allow-origin", action="append", default=[], help="a browser origin allowed to connect (repeatable)"
@@ -105,40 +116,79 @@ async def chat_session(
     out: TextIO = sys.stdout,
     read_line: Callable[[str], str | None] | None = None,
 ) -> int:
-    """Chat in the terminal until /quit or end of input; returns the exit status.
+    """Chat in the terminal until /quit, end of input or Ctrl-C; returns the exit status.
+
+    Ctrl-C during a run stops it (its calls end as Canceled, the transcript stays valid), says how
+    to continue and returns 130; at a prompt it leaves the same way; a second press leaves at once.
 
     Args:
         model: The model to talk to.
         data_dir: Keep the conversation in a SQLite file there (in memory when None).
-        thread: The conversation to continue.
+        thread: The conversation to continue; it must exist in `data_dir`.
         out: Where the conversation is written.
-        read_line: Reads one line after a prompt, None at the end of input (`input()` by default).
+        read_line: Reads one line after a prompt, None at the end of input (standard input by default).
+
+    Raises:
+        UsageError: `thread` is not a conversation of `data_dir` (the message says so; nothing is created).
     """
     from .examples import example_toolbox
 
-    read = read_line or _read_line
+    read = read_line or input_line
     store = _open_store(data_dir)
-    agent = Agent(
-        model,
-        tools=example_toolbox(),
-        instructions=INSTRUCTIONS,
-        store=store,
-        policy=PermissionPolicy(consent=_ask_in_terminal(out, read), store=store),
-    )
-    print(f"toolwire chat with {model.name}. Type a message; /quit or Ctrl-D to leave.", file=out)
     try:
-        while True:
-            prompt = await to_thread.run_sync(read, "you> ")
-            if prompt is None or prompt.strip() in ("/quit", "/exit"):
-                if thread is not None and data_dir is not None:
-                    print(f"Saved. Continue with: toolwire chat --data-dir {data_dir} --thread {thread}", file=out)
-                return 0
-            if prompt.strip():
-                thread = await _answer(agent, prompt, thread, out)
+        if thread is not None and not await store.thread_exists(thread):
+            kept = f"in {data_dir}" if data_dir is not None else "without --data-dir (nothing is kept)"
+            raise UsageError(f"no conversation {thread!r} {kept}: leave out --thread to start a new one")
+        agent = Agent(
+            model,
+            tools=example_toolbox(),
+            instructions=INSTRUCTIONS,
+            store=store,
+            policy=PermissionPolicy(consent=_ask_in_terminal(out, read), store=store),
+        )
+        print(f"toolwire chat with {model.name}. Type a message; /quit or Ctrl-D to leave.", file=out)
+        conversation = thread or "thread_" + secrets.token_hex(16)  # named here: Ctrl-C can always name it
+        async with ctrl_c() as presses:
+            with presses.scope:
+                if await _local_turns(agent, conversation, presses, read, out):
+                    if data_dir is not None and await store.thread_exists(conversation):
+                        print(f"Saved. Continue with: {_local_command(data_dir, conversation)}", file=out)
+                    return 0
+        if not await store.thread_exists(conversation):
+            print(file=out)  # nothing was said: nothing to continue
+        elif data_dir is not None:
+            print(f"\nStopped. Continue with: {_local_command(data_dir, conversation)}", file=out)
+        else:
+            print("\nStopped. This conversation was not kept (--data-dir DIR keeps conversations).", file=out)
+        return 130
     finally:
         await store.aclose()
         if (aclose := getattr(model, "aclose", None)) is not None:
             await aclose()
+
+
+async def _local_turns(
+    agent: Agent, thread: str, presses: CtrlC, read: Callable[[str], str | None], out: TextIO
+) -> bool:
+    """The prompts and runs of a local chat; True at /quit or end of input, False after Ctrl-C."""
+    while not presses.pressed:
+        prompt = await read_in_background(read, "you> ")
+        if prompt is None or prompt.strip() in ("/quit", "/exit"):
+            return True
+        if prompt.strip():
+            cancellation = Cancellation()
+
+            async def stop(cancellation: Cancellation = cancellation) -> None:
+                print(STOPPING, file=out)
+                cancellation.cancel("Stopped with Ctrl-C")  # its calls end as Canceled, and the run stops
+
+            with presses.stopping(stop):
+                await _answer(agent, prompt, thread, out, cancellation)
+    return False
+
+
+def _local_command(data_dir: Path, thread: str) -> str:
+    return f"toolwire chat --data-dir {data_dir} --thread {thread}"
 
 
 def _open_store(data_dir: Path | None) -> Store:
@@ -151,9 +201,9 @@ def _open_store(data_dir: Path | None) -> Store:
     return SqliteStore.in_directory(data_dir)
 
 
-async def _answer(agent: Agent, prompt: str, thread: str | None, out: TextIO) -> str | None:
-    """Stream one run to the terminal; return the thread id to continue."""
-    async with aclosing(agent.stream(prompt, thread=thread)) as events:
+async def _answer(agent: Agent, prompt: str, thread: str, out: TextIO, cancellation: Cancellation) -> None:
+    """Stream one run of `thread` to the terminal."""
+    async with aclosing(agent.stream(prompt, thread=thread, cancellation=cancellation)) as events:
         async for event in events:
             match event:
                 case ModelRequestStarted(request_index=index) if index > 0:
@@ -174,10 +224,8 @@ async def _answer(agent: Agent, prompt: str, thread: str | None, out: TextIO) ->
                         print(
                             f"  (run ended: {result.reason}{', ' + result.detail if result.detail else ''})", file=out
                         )
-                    return result.thread_id
                 case _:
                     pass
-    return thread
 
 
 async def remote_chat_session(
@@ -188,33 +236,89 @@ async def remote_chat_session(
     out: TextIO | None = None,
     read_line: Callable[[str], str | None] | None = None,
 ) -> int:
-    """Chat through a toolwire server (`toolwire.client`) until /quit or end of input.
+    """Chat through a toolwire server (`toolwire.client`) until /quit, end of input or Ctrl-C.
+
+    Ctrl-C during a run asks the server to stop it (ControlStop: its calls end as Canceled there),
+    waits for the run's end, says how to continue and returns 130; at a prompt it leaves the same
+    way; a second press leaves at once.
 
     Args:
         url: The server's WebSocket endpoint.
         token: The server's token (never printed).
-        thread: The conversation to continue.
+        thread: The conversation to continue; it must exist on the server.
         out: Where the conversation is written (standard output by default).
-        read_line: Reads one line after a prompt, None at the end of input (`input()` by default).
-    """
-    from .client import RunFailed, connect
+        read_line: Reads one line after a prompt, None at the end of input (standard input by default).
 
+    Raises:
+        UsageError: The server has no conversation `thread` (nothing is created).
+        ConnectionClosed: The server cannot be reached or refused the connection.
+    """
     write_to = out or sys.stdout
-    read = read_line or _read_line
+    read = read_line or input_line
     where = url.split("?", 1)[0]
-    async with connect(url, token=token, conversation=thread, on_consent=_ask_remotely(write_to, read)) as client:
-        print(f"toolwire chat with {where}. Type a message; /quit or Ctrl-D to leave.", file=write_to)
-        while True:
-            prompt = await to_thread.run_sync(read, "you> ")
-            if prompt is None or prompt.strip() in ("/quit", "/exit"):
-                print(f"Continue with: toolwire chat --url {where} --thread {client.conversation_id}", file=write_to)
-                return 0
-            if prompt.strip():
+    conversation = ""
+    async with ctrl_c() as presses:
+        with presses.scope:
+            async with _connect(url, token, thread, on_consent=_ask_remotely(write_to, read)) as client:
+                conversation = client.conversation_id
+                print(f"toolwire chat with {where}. Type a message; /quit or Ctrl-D to leave.", file=write_to)
+                if await _remote_turns(client, presses, read, write_to):
+                    print(f"Continue with: {_remote_command(where, conversation)}", file=write_to)
+                    return 0
+    if conversation:
+        print(f"\nStopped. Continue with: {_remote_command(where, conversation)}", file=write_to)
+    else:
+        print(file=write_to)  # left while connecting
+    return 130
+
+
+@asynccontextmanager
+async def _connect(
+    url: str, token: str, thread: str | None, *, on_consent: Callable[[WireConsentRequest], Awaitable[tuple[bool, str]]]
+) -> AsyncGenerator[Client]:
+    """`toolwire.client.connect`, with an unknown `thread` refused as the local chat refuses it."""
+    from .client import ConnectionClosed, connect
+    from .protocol import ErrorCode
+
+    opened = False
+    try:
+        async with connect(url, token=token, conversation=thread, on_consent=on_consent) as client:
+            opened = True
+            yield client
+    except ConnectionClosed as exc:
+        if opened or exc.code != ErrorCode.CONVERSATION_NOT_FOUND:
+            raise
+        where = url.split("?", 1)[0]
+        raise UsageError(f"no conversation {thread!r} on {where}: leave out --thread to start a new one") from None
+
+
+async def _remote_turns(client: Client, presses: CtrlC, read: Callable[[str], str | None], out: TextIO) -> bool:
+    """The prompts and runs of a `--url` chat; True at /quit or end of input, False after Ctrl-C."""
+    from .client import ConnectionClosed, RunFailed
+
+    while not presses.pressed:
+        prompt = await read_in_background(read, "you> ")
+        if prompt is None or prompt.strip() in ("/quit", "/exit"):
+            return True
+        if prompt.strip():
+
+            async def stop() -> None:
+                print(STOPPING, file=out)
+                with suppress(ConnectionClosed):  # gone for good: send() raises it too
+                    await client.stop("Stopped with Ctrl-C")  # the server cancels the run; its end follows
+
+            with presses.stopping(stop):
                 try:
                     async for event in client.send(prompt):
-                        _show(event, write_to)
+                        _show(event, out)
                 except RunFailed as exc:
-                    print(f"\n  ({exc})", file=write_to)
+                    print(f"\n  ({exc})", file=out)
+    return False
+
+
+def _remote_command(where: str, conversation: str) -> str:
+    # TOKEN stands for the token: a secret is never printed (TOOLWIRE_TOKEN may replace the option).
+    return f"toolwire chat --url {where} --token TOKEN --thread {conversation}"
 
 
 def _show(event: object, out: TextIO) -> None:
@@ -250,7 +354,7 @@ def _ask_remotely(
         arguments = json.dumps(request.arguments, ensure_ascii=False)
         choices = "[y]es / [n]o / [a]lways" if request.allow_always else "[y]es / [n]o"
         print(f"\n  ? {request.tool_name} {arguments} ({request.reason}). Allow? {choices}", file=out)
-        answer = (await to_thread.run_sync(read, "  > ") or "n").strip().lower()
+        answer = (await read_in_background(read, "  > ") or "n").strip().lower()
         if answer in ("a", "always") and request.allow_always:
             return True, "thread"
         return answer in ("y", "yes", "a", "always"), "once"
@@ -263,7 +367,7 @@ def _ask_in_terminal(out: TextIO, read: Callable[[str], str | None]) -> ConsentH
         arguments = json.dumps(request.call.arguments, ensure_ascii=False)
         choices = "[y]es / [n]o / [a]lways" if request.allow_always else "[y]es / [n]o"
         print(f"  ? {request.tool} {arguments} ({request.reason}). Allow? {choices}", file=out)
-        answer = (await to_thread.run_sync(read, "  > ") or "n").strip().lower()
+        answer = (await read_in_background(read, "  > ") or "n").strip().lower()
         if answer in ("a", "always") and request.allow_always:
             return ConsentAnswer(True, scope="thread")
         if answer in ("y", "yes", "a", "always"):
@@ -271,16 +375,6 @@ def _ask_in_terminal(out: TextIO, read: Callable[[str], str | None]) -> ConsentH
         return ConsentAnswer(False, reason="the user said no")
 
     return ask
-
-
-def _read_line(prompt: str) -> str | None:
-    # Write the prompt ourselves: input() called from a worker thread may leave it unflushed.
-    sys.stdout.write(prompt)
-    sys.stdout.flush()
-    try:
-        return input()
-    except EOFError:
-        return None
 
 
 if __name__ == "__main__":

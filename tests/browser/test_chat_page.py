@@ -6,13 +6,17 @@ Each test saves screenshots of the states it reaches (see browser_support.py for
 from __future__ import annotations
 
 import re
+import signal
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("playwright", reason="the browser tests need the playwright package: pip install -e '.[dev]'")
 
-from browser_support import ChatPage
-from playwright.sync_api import expect
+from browser_support import HERE, ChatPage
+from playwright.sync_api import Browser, expect
+
+from serving import serve_app
 
 
 def test_the_page_registers_its_group_collapsed(chat: ChatPage) -> None:
@@ -174,3 +178,53 @@ def test_a_tour_of_every_treatment_without_console_errors_also_at_375_px(chat: C
     assert overflow == 0, f"the page is {overflow}px wider than a 375-px viewport"
     chat.screenshot("tour-375px")
     assert not chat.problems, chat.problems
+
+
+# What Chromium itself logs when a server is down or refuses an upgrade (not the page's doing).
+NETWORK_NOISE = re.compile(r"WebSocket connection to .* failed|Failed to load resource|net::ERR_CONNECTION_REFUSED")
+
+
+def test_a_token_refused_after_a_restart_is_asked_for_again_and_the_call_completes(
+    chromium: Browser, tmp_path: Path, artifacts: Path
+) -> None:
+    source = (HERE / "browser_app.py").read_text()
+    before, after = "before-restart-0123456789abcdef", "after-restart-0123456789abcdef"
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        with serve_app(tmp_path, source, "browser_app", token=before) as first:
+            base = first.url.replace("ws://", "http://", 1).removesuffix("/ws")
+            chat = ChatPage(context.new_page(), base, artifacts)
+            chat.watch()
+            page = chat.page
+            page.goto(f"{base}/#token={before}")
+            chat.wait_ready()
+            chat.send("ask me something")
+            expect(page.get_by_label("What should I call you?")).to_be_visible()
+            expect(chat.tool("GetUserInput")).to_contain_text("Running")
+            port = base.rsplit(":", 1)[1]
+            first.process.send_signal(signal.SIGINT)
+            first.process.wait(timeout=15)
+        with serve_app(tmp_path, source, "browser_app", "--port", port, token=after, data_dir=first.data_dir):
+            problem = page.get_by_role("alert").filter(has_text="The server refused the token")
+            expect(problem).to_be_visible()
+            expect(page.locator("#connection")).to_have_attribute("data-state", "closed")
+            expect(page.locator("#connection")).to_contain_text("token refused")
+            field = page.get_by_label("Token (printed by toolwire serve)")
+            expect(field).to_be_focused()
+            chat.screenshot("token-refused")
+            field.fill(after)
+            field.press("Enter")
+            # The same conversation, resumed: the call it was running asks again.
+            expect(page.locator("#connection")).to_have_attribute("data-state", "open")
+            expect(field).to_be_hidden()
+            question = page.get_by_label("What should I call you?")
+            question.fill("Ada")
+            question.press("Enter")
+            expect(chat.answer()).to_have_text(re.compile(r"Done\. GetUserInput=SUCCESS:Ada"))
+            expect(chat.tool("GetUserInput")).to_have_count(1)
+            expect(page.locator("#conversation-list li")).to_have_count(1)
+            assert page.evaluate("sessionStorage.getItem('toolwire.token')") == after
+    finally:
+        context.close()
+    unexpected = [problem for problem in chat.problems if not NETWORK_NOISE.search(problem)]
+    assert not unexpected, "the page reported problems:\n" + "\n".join(unexpected)

@@ -27,6 +27,8 @@ APP_SOURCE = textwrap.dedent(
     '''
     import json
 
+    import anyio
+
     from toolwire import Agent, ToolCall, tool
     from toolwire.client_tools import ClientToolsConfig, RetryWithBackoff
     from toolwire.errors import ProviderError
@@ -42,6 +44,12 @@ APP_SOURCE = textwrap.dedent(
     async def reset_cache() -> str:
         """Empty the cache."""
         return "cache emptied"
+
+    @tool
+    async def wait_for_ever() -> str:
+        """Run until canceled."""
+        await anyio.Event().wait()
+        return "never"
 
     DEFAULT = [["IDE", {}], ["get_weather", {"city": "Paris"}], ["OpenFile", {"path": "config.toml"}]]
 
@@ -67,7 +75,8 @@ APP_SOURCE = textwrap.dedent(
             disconnection=RetryWithBackoff(max_retries=10, initial_delay=0.05),
             validate_schema_on_registration=False,
         )
-        return Agent(FunctionModel(script), tools=[get_weather, reset_cache], store=store, client_tools=config)
+        tools = [get_weather, reset_cache, wait_for_ever]
+        return Agent(FunctionModel(script), tools=tools, store=store, client_tools=config)
     '''
 )
 

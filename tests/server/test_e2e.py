@@ -135,6 +135,27 @@ async def test_an_allowed_browser_origin_with_a_query_token_connects(server: Ser
         assert client.connection.conversation_id
 
 
+async def test_a_get_on_the_socket_path_tells_why_an_upgrade_would_fail(server: Server) -> None:
+    # What a browser, which sees only "1006" when an upgrade is refused, asks before it retries.
+    url = server.url.replace("ws://", "http://")
+
+    def bearer(token: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token}"}
+
+    async with httpx.AsyncClient() as http:
+        accepted = await http.get(url, headers=bearer(TOKEN))
+        wrong = await http.get(url, headers=bearer(OTHER_TOKEN))
+        missing = await http.get(url)
+        foreign = await http.get(url, headers={**bearer(TOKEN), "Origin": "http://evil.example"})
+        preflight = await http.options(url, headers={"Origin": "http://127.0.0.1:9999"})
+        allowed = await http.get(url, headers={**bearer(TOKEN), "Origin": "http://127.0.0.1:9999"})
+    assert [r.status_code for r in (accepted, wrong, missing, foreign)] == [204, 401, 401, 403]
+    assert wrong.headers["www-authenticate"] == "Bearer"
+    assert "access-control-allow-origin" not in foreign.headers  # a refused origin cannot read the answer
+    assert preflight.status_code == 204 and preflight.headers["access-control-allow-headers"] == "Authorization"
+    assert allowed.status_code == 204 and allowed.headers["access-control-allow-origin"] == "http://127.0.0.1:9999"
+
+
 async def test_a_result_for_an_unknown_request_is_refused_with_302(server: Server) -> None:
     async with peer(server.url) as client:
         await client.send(ToolUseResult(id="req_" + "0" * 32, success=True, result={"value": 1}))

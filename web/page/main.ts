@@ -1,7 +1,8 @@
 /**
  * The chat page that `toolwire serve` serves at `/`: connects with the token from `#token=…` (or
- * asks for it), registers the "Page" tool group, streams answers, draws a timeline entry per tool
- * call, asks for consent in a dialog, and resumes the conversation after a reload.
+ * asks for it, also when the server refuses it later), registers the "Page" tool group, streams
+ * answers, draws a timeline entry per tool call, asks for consent in a dialog, and resumes the
+ * conversation after a reload.
  *
  * ```
  * boot ─► token ─► open(conversation) ─► ToolwireClient(open, register Page) ─► events ─► Timeline ─► DOM
@@ -11,7 +12,7 @@
  * @module
  */
 
-import { type ClientEvent, ConnectionClosed, type ConnectionState, ToolwireClient, webStorage } from "../src/index.js";
+import { type ClientEvent, ConnectionClosed, type ConnectionState, ErrorCode, ToolwireClient, webStorage } from "../src/index.js";
 import { ConsentDialog } from "./consent.js";
 import { duration, el, OUTCOME_LABELS, TimelineView } from "./render.js";
 import * as store from "./store.js";
@@ -185,13 +186,35 @@ function onEvent(event: ClientEvent, own: number): void {
     showConnection(event.state, event.state === "reconnecting" ? `(attempt ${event.attempt ?? 1})` : "");
     if (event.state === "open") remember();
     if (event.state === "closed" && registered && event.error !== undefined) {
-      notice(timeline, `The connection closed: ${event.error.message}`, "error"); // open()'s failures are its own
+      // open()'s failures are its own; these come from reconnecting (e.g. after a server restart).
+      if (!refused(event.error)) notice(timeline, `The connection closed: ${event.error.message}`, "error");
       save();
     }
     draw();
     return;
   }
   if (apply(timeline, event, PAGE_TOOLS)) changed();
+}
+
+/**
+ * The server refused the token or this page's origin: retrying cannot help, so say so (and, for
+ * the token, ask for the right one); false for any other failure.
+ */
+function refused(error: Error): boolean {
+  if (!(error instanceof ConnectionClosed)) return false;
+  if (error.code === ErrorCode.UNAUTHENTICATED) {
+    token = undefined;
+    store.forgetToken(); // a reload asks at once instead of trying it again
+    showConnection("closed", "(token refused)");
+    askToken("The server refused the token. Enter the one toolwire serve printed (a restarted server may have another).");
+    return true;
+  }
+  if (error.code === ErrorCode.FORBIDDEN) {
+    showConnection("closed", "(origin refused)");
+    notice(timeline, `The server refuses pages from ${location.origin}: start it with --allow-origin ${location.origin}.`, "error");
+    return true;
+  }
+  return false;
 }
 
 /** The server named the conversation: list it. */
@@ -242,8 +265,10 @@ async function open(info: store.ConversationInfo): Promise<void> {
     if (own !== generation) return;
     const message = error instanceof Error ? error.message : String(error);
     showConnection("closed");
-    if (error instanceof ConnectionClosed && error.code === undefined) {
-      // Browsers do not tell why an upgrade failed: a wrong token looks like an unreachable server.
+    if (error instanceof Error && refused(error)) {
+      save();
+    } else if (error instanceof ConnectionClosed && error.code === undefined) {
+      // Unreachable, or a server that does not say why it refused: the token may be the reason.
       askToken(`Could not connect: ${message}`);
     } else {
       notice(timeline, `Could not open this conversation: ${message}`, "error");
@@ -284,6 +309,7 @@ function undo(entry: ToolEntry): void {
 
 function askToken(problem = ""): void {
   ui.tokenProblem.textContent = problem;
+  ui.token.value = "";
   ui.tokenForm.hidden = false;
   ui.token.focus();
 }

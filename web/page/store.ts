@@ -95,6 +95,11 @@ export function rememberToken(token: string): void {
   sessionStorage.setItem("toolwire.token", token);
 }
 
+/** The server refused the token: forget it, so that a reload asks for another. */
+export function forgetToken(): void {
+  sessionStorage.removeItem("toolwire.token");
+}
+
 export function activeConversation(): string | undefined {
   return sessionStorage.getItem("toolwire.active") ?? undefined;
 }

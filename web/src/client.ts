@@ -298,6 +298,7 @@ export class ToolwireClient {
       });
     } catch (error) {
       if (this.handshake === pending) this.handshake = undefined;
+      if (error instanceof ConnectionClosed) throw error; // refused for good (the token): retrying cannot help
       throw new Transient(error instanceof Error ? error.message : String(error));
     }
     if (socket !== this.socket) {

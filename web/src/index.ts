@@ -24,7 +24,7 @@
  * | `consent` | consent handlers and their answers |
  * | `events` | `ClientEvent` (what `onEvent` gets), `Run` |
  * | `state` | `ClientState` (JSON, for `localStorage`), `webStorage()` |
- * | `transport` | `webSocketDialer()`, `memoryPair()` / `memoryDialer()` for tests, `socketUrl()`, `backoff()` |
+ * | `transport` | `webSocketDialer()`, `memoryPair()` / `memoryDialer()` for tests, `socketUrl()`, `backoff()`, `refusal()` |
  * | `connection` | `Connection`: handshake, stanza ids, acknowledgements, duplicates, replay (sans-I/O) |
  * | `codec` | `encode`, `decode`, `Limits` (MessagePack with limits) |
  * | `messages` | every message type, `Envelope` |
@@ -133,6 +133,7 @@ export {
   memoryDialer,
   memoryPair,
   type ReconnectOptions,
+  refusal,
   socketUrl,
   type Transport,
   type TransportEvents,

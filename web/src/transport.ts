@@ -7,13 +7,13 @@
  * - `memoryPair()` / `memoryDialer()`: an in-process pair for tests, with `drop()` to simulate a
  *   network failure that loses the frames in flight.
  *
- * `socketUrl()` makes the URL a client opens, and `backoff()` the waits between its reconnect
- * attempts.
+ * `socketUrl()` makes the URL a client opens, `backoff()` the waits between its reconnect
+ * attempts, and `refusal()` asks the server why it refused an upgrade (which a browser is not told).
  *
  * @module
  */
 
-import { UsageError } from "./errors.js";
+import { ConnectionClosed, ErrorCode, UsageError } from "./errors.js";
 
 /** How a client reconnects after its connection drops: at once, then after growing waits (with jitter). */
 export interface ReconnectOptions {
@@ -41,6 +41,42 @@ export function backoff(attempt: number, options: ReconnectOptions = {}): number
   return Math.min(maxDelayMs, initialDelayMs * factor ** (attempt - 2)) * (0.5 + Math.random() / 2);
 }
 
+/**
+ * Why the server refused to open `url` (a socket URL with its `token`), when it says so.
+ *
+ * A browser learns nothing from a refused WebSocket upgrade (the close code is 1006, as for a
+ * server that is down), so this asks `GET` on the socket's own path, with the token as an
+ * `Authorization` header: `toolwire serve` answers 401 for a token it refuses and 403 for an
+ * origin it refuses. Dialers call it when a socket closes before it opened.
+ *
+ * @returns a `ConnectionClosed` with code `ErrorCode.UNAUTHENTICATED` or `ErrorCode.FORBIDDEN` (a
+ *   refusal that retrying cannot change); undefined when the answer tells nothing (unreachable, a
+ *   server without the check, an origin that may not read the answer).
+ */
+export async function refusal(url: string): Promise<ConnectionClosed | undefined> {
+  const fetch = (globalThis as { fetch?: typeof globalThis.fetch }).fetch;
+  if (fetch === undefined) return undefined;
+  const check = new URL(url);
+  check.protocol = check.protocol === "wss:" ? "https:" : "http:";
+  const token = check.searchParams.get("token") ?? "";
+  check.searchParams.delete("token"); // in the header instead: out of the server's access log
+  const where = `${check.origin}${check.pathname}`;
+  let status: number;
+  try {
+    const answer = await fetch(check, {
+      headers: { Authorization: `Bearer ${token}` },
+      cache: "no-store",
+      signal: AbortSignal.timeout(5_000),
+    });
+    status = answer.status;
+  } catch {
+    return undefined; // unreachable, or an origin the server gives no CORS answer to
+  }
+  if (status === 401) return new ConnectionClosed(`${where} refused the token (HTTP 401)`, ErrorCode.UNAUTHENTICATED);
+  if (status === 403) return new ConnectionClosed(`${where} refused this origin (HTTP 403)`, ErrorCode.FORBIDDEN);
+  return undefined;
+}
+
 /** What a transport reports. */
 export interface TransportEvents {
   /** One frame arrived (a text frame arrives as its UTF-8 bytes, to be refused like any bad frame). */
@@ -57,7 +93,11 @@ export interface Transport {
   close(): void;
 }
 
-/** Opens a transport to `url`, reporting to `events`; rejects when it cannot be opened. */
+/**
+ * Opens a transport to `url`, reporting to `events`; rejects when it cannot be opened: with a
+ * `ConnectionClosed` when retrying cannot help (the token or the origin was refused), which ends
+ * the client's reconnecting, else with any other error (another attempt may succeed).
+ */
 export type Dialer = (url: string, events: TransportEvents) => Promise<Transport>;
 
 /** The part of the WebSocket interface a dialer uses (the browser's, or the `ws` package's). */
@@ -110,9 +150,16 @@ export function webSocketDialer(WebSocket?: WebSocketClass): Dialer {
       socket.onerror = () => {}; // a close event follows, with what little the browser tells
       socket.onclose = ({ code, reason }) => {
         const why = `${where} closed the connection (code ${code}${reason ? `: ${reason}` : ""})`;
-        if (opened) events.closed(why);
-        // Browsers hide why an upgrade failed (a refused token looks like a network error).
-        else reject(new Error(`cannot reach ${where} (code ${code}): is the server up, are the token and the page's origin allowed?`));
+        if (opened) {
+          events.closed(why);
+          return;
+        }
+        // Browsers hide why an upgrade failed (a refused token looks like a network error): ask.
+        const unknown = new Error(`cannot reach ${where} (code ${code}): is the server up, are the token and the page's origin allowed?`);
+        refusal(url).then(
+          (refused) => reject(refused ?? unknown),
+          () => reject(unknown),
+        );
       };
     });
 }

@@ -475,6 +475,20 @@ describe("reconnecting", () => {
     expect(() => client.send("more")).toThrow(ConnectionClosed);
   });
 
+  it("stops at once, without retrying, when the server refuses the token", async () => {
+    const { server, client, events } = await start({ reconnect: { attempts: Infinity, initialDelayMs: 1, maxDelayMs: 5 } });
+    const run = client.send("hi");
+    await server.take(MessageType.USER_MESSAGE);
+    server.unreachable = 2; // down for a while (a restart), then up with another token
+    server.refuseToken = true;
+    server.drop();
+    await expect(run.finished).rejects.toThrow("refused the token");
+    expect(client.connectionState).toBe("closed");
+    expect(server.urls.length).toBe(4); // the first connection, two unreachable attempts, one refused
+    const closed = events.at(-1);
+    expect(closed).toMatchObject({ kind: "connection", state: "closed", error: { code: ErrorCode.UNAUTHENTICATED } });
+  });
+
   it("does not reconnect when told not to, nor after close()", async () => {
     const { server, client } = await start({ reconnect: false });
     server.drop();

@@ -3,6 +3,7 @@
 // real server keeps it in its store), records what it receives, and sends what a test tells it to.
 
 import { Connection } from "../src/connection.js";
+import { ConnectionClosed, ErrorCode } from "../src/errors.js";
 import type { Envelope, Message } from "../src/messages.js";
 import type { Sequencing } from "../src/sequencing.js";
 import { type Dialer, type MemoryEnd, memoryDialer } from "../src/transport.js";
@@ -25,6 +26,8 @@ export class FakeServer {
   refuseNext: { code: number; message: string } | undefined;
   /** Refuse to connect at all (the dialer rejects), this many times. */
   unreachable = 0;
+  /** Refuse the token (the dialer rejects with a final ConnectionClosed, as `refusal()` reports it). */
+  refuseToken = false;
   /** Called for each message received, after it was recorded. */
   onMessage: ((envelope: Envelope) => void) | undefined;
   /** Whether RegisterTools is answered by itself (ok: true). */
@@ -39,6 +42,7 @@ export class FakeServer {
       this.unreachable -= 1;
       throw new Error("connection refused");
     }
+    if (this.refuseToken) throw new ConnectionClosed("the server refused the token (HTTP 401)", ErrorCode.UNAUTHENTICATED);
     this.connections += 1;
     const live: Live = { end, connection: new Connection("server") };
     end.attach({

@@ -15,6 +15,7 @@ import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 
 import { connect, type ToolwireClient } from "../src/client.js";
+import { ConnectionClosed, ErrorCode } from "../src/errors.js";
 import type { ClientEvent, RunFinishedEvent } from "../src/events.js";
 import type { ClientToolGroup, ConsentRequest } from "../src/messages.js";
 import type { ClientState, StateStore } from "../src/state.js";
@@ -161,6 +162,14 @@ describe("against toolwire serve", { skip: AVAILABLE ? false : `no Python at ${P
     const states = events.filter((e) => e.kind === "connection").map((e) => e.kind === "connection" && e.state);
     expect(states).toContain("reconnecting");
     expect(states.at(-1)).toBe("open");
+  });
+
+  it("learns that the server refused the token (which a WebSocket does not tell) and gives up", async () => {
+    const refused = connect(url, { token: "wrong-token-0123456789abcdef", dial, reconnect: { attempts: Infinity } });
+    await expect(refused).rejects.toThrow(ConnectionClosed);
+    await expect(refused).rejects.toThrow("refused the token (HTTP 401)");
+    const error = await refused.catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: ErrorCode.UNAUTHENTICATED });
   });
 
   it("lets a reloaded page resume the conversation and complete the client call it interrupted", async () => {

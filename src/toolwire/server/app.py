@@ -6,6 +6,8 @@ GET /readyz     200 once the store answers
 GET /           the chat page (the browser client), GET /static/… its files
 WS  /ws         the MessagePack protocol (docs/protocol.md); authenticate first:
                 `Authorization: Bearer <token>`, or `?token=` for browsers
+GET /ws         (no upgrade) 204 when the token would be accepted, 401 when not, 403 for a
+                refused Origin: why an upgrade failed, which browsers do not tell a page
 ```
 
 One WebSocket connection serves one conversation. Before anything else the connection must present
@@ -26,7 +28,7 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
@@ -102,6 +104,7 @@ def create_app(
         Route("/healthz", server.health),
         Route("/readyz", server.ready),
         WebSocketRoute("/ws", server.websocket),
+        Route("/ws", server.check, methods=["GET", "OPTIONS"]),
         Route("/", server.page),
         Mount("/static", app=StaticFiles(directory=STATIC)),
     ]
@@ -160,6 +163,27 @@ class ToolwireServer:
             return JSONResponse({"status": "unavailable"}, status_code=503)
         return JSONResponse({"status": "ready"})
 
+    async def check(self, request: Request) -> Response:
+        """Would a WebSocket with these credentials be accepted? 204 yes, 401 the token, 403 the Origin.
+
+        A browser learns nothing from a refused upgrade (its close event says 1006), so a client
+        asks here after a failed attempt, and stops retrying a token the server refuses. It answers
+        the CORS preflight of the allowed origins (the `Authorization` header needs one).
+        """
+        origin = request.headers.get("origin")
+        cors = {"Access-Control-Allow-Origin": origin, "Vary": "Origin"} if origin is not None else {}
+        if origin is not None and not self._origin_allowed(origin.rstrip("/"), request):
+            _log.warning("refused a token check from origin %.200s", origin)
+            return Response(status_code=403, headers={"Vary": "Origin"})
+        if request.method == "OPTIONS":
+            allow = {"Access-Control-Allow-Methods": "GET", "Access-Control-Allow-Headers": "Authorization"}
+            return Response(status_code=204, headers={**cors, **allow, "Access-Control-Max-Age": "600"})
+        if self.auth.authenticate(TokenAuth.token_from(request.headers, request.query_params)) is None:
+            return Response(
+                status_code=401, headers={**cors, "WWW-Authenticate": "Bearer", "Cache-Control": "no-store"}
+            )
+        return Response(status_code=204, headers={**cors, "Cache-Control": "no-store"})
+
     # -- the WebSocket endpoint ------------------------------------------------------------------
 
     async def websocket(self, websocket: WebSocket) -> None:
@@ -203,12 +227,12 @@ class ToolwireServer:
             _log.warning("refused an unauthenticated connection to %s", redact(str(websocket.url)))
         return principal
 
-    def _origin_allowed(self, origin: str, websocket: WebSocket) -> bool:
+    def _origin_allowed(self, origin: str, connection: HTTPConnection) -> bool:
         """An allowed origin, or the server's own (its page): same scheme family and Host."""
         if origin in self.allowed_origins:
             return True
-        host = websocket.headers.get("host")
-        scheme = "https" if websocket.url.scheme == "wss" else "http"
+        host = connection.headers.get("host")
+        scheme = "https" if connection.url.scheme in ("wss", "https") else "http"
         return host is not None and origin == f"{scheme}://{host}"
 
     async def _handshake(

@@ -1,22 +1,26 @@
 """Who is connecting: bearer tokens mapped to principals, compared in constant time.
 
 A token travels as `Authorization: Bearer <token>` or, for browsers (which cannot set headers on a
-WebSocket), as the `token` query parameter. Tokens never reach logs: see `redact`.
+WebSocket), as the `token` query parameter. Tokens never reach logs: see `redact`. `kept_token`
+gives `toolwire serve` the same generated token at every start, from a file only its owner reads.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import re
 import secrets
+import stat
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
 from ..errors import UsageError
 
-__all__ = ["TokenAuth", "new_token", "redact"]
+__all__ = ["TokenAuth", "kept_token", "new_token", "redact"]
 
 _TOKEN_QUERY: Final = re.compile(r"(?i)((?:^|[?&])token=)[^&\s]*")
 _MIN_TOKEN_LENGTH: Final = 16
@@ -25,6 +29,66 @@ _MIN_TOKEN_LENGTH: Final = 16
 def new_token() -> str:
     """A fresh token with 256 random bits."""
     return secrets.token_urlsafe(32)
+
+
+def kept_token(path: Path) -> str:
+    """The token kept in `path`; a new one, written there first, when the file does not exist.
+
+    `toolwire serve` calls it when no token was given, so that a restart keeps its clients. The
+    file is created atomically with mode 0600 (written under a temporary name, then linked into
+    place): two servers starting at once share the token of whichever linked it first.
+
+    Raises:
+        UsageError: The file is not this user's own, others may read it, or it holds no token;
+            the message says what to do (the token is never shown).
+    """
+    try:
+        return _read_token(path)
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    token = new_token()
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".token-")  # mode 0600, O_EXCL
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(token + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+        try:
+            os.link(temporary, path)  # never replaces a file another server wrote meanwhile
+        except FileExistsError:
+            return _read_token(path)
+    finally:
+        os.unlink(temporary)
+    return token
+
+
+def _read_token(path: Path) -> str:
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)  # a symlink planted in its place is refused
+    try:
+        handle = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise UsageError(f"cannot read the token file {path}: {exc.strerror}") from None
+    with os.fdopen(handle, encoding="utf-8") as file:
+        if os.name == "posix":
+            status = os.fstat(file.fileno())
+            if status.st_uid != os.getuid():
+                raise UsageError(f"the token file {path} belongs to another user: delete it to get a new token")
+            if status.st_mode & 0o077:
+                mode = stat.filemode(status.st_mode)
+                raise UsageError(
+                    f"the token file {path} is readable by other users ({mode}), so its token may be known: "
+                    f"delete it to get a new token (or, if nobody else could read it, chmod 600 {path})"
+                )
+        try:
+            token = file.read(1024).strip()
+        except (OSError, UnicodeDecodeError):  # a directory, binary content
+            token = ""
+    if len(token) < _MIN_TOKEN_LENGTH or any(character.isspace() for character in token):
+        raise UsageError(f"the token file {path} holds no token: delete it to get a new one")
+    return token
 
 
 def redact(text: str) -> str:

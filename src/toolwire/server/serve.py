@@ -7,6 +7,8 @@ toolwire serve --app myapp:make_agent --port 9000 --tokens tokens.txt --allow-or
 
 `--app module:factory` names a function returning an `Agent`; if it has a `store` parameter it
 gets the server's store (the SQLite file in `--data-dir`), so conversations survive restarts.
+Without `--token`, `TOOLWIRE_TOKEN` or `--tokens`, the token is the one kept in `DATA_DIR/token`
+(made on the first start, owner-only), so its clients survive restarts too.
 """
 
 from __future__ import annotations
@@ -26,13 +28,15 @@ from ..errors import UsageError
 from ..loop import Agent
 from ..models import import_extra
 from ..store import Store
-from .auth import TokenAuth, new_token, redact
+from .auth import TokenAuth, kept_token, redact
 
 __all__ = ["ServeOptions", "listen", "load_agent", "serve"]
 
 KEEPALIVE_SECONDS = 5.0
 """WebSocket ping interval and timeout: a dead client is noticed within 10 s (invoke timeout 30 s)."""
 MAX_FRAME_BYTES = 1024 * 1024
+TOKEN_FILE = "token"
+"""The file of `--data-dir` that keeps the generated token (mode 0600)."""
 SHUTDOWN_SECONDS = 3
 """How long a stopping server waits for connections and runs before it cancels them."""
 
@@ -92,13 +96,20 @@ def load_agent(spec: str | None, store: Store, model: str | None) -> Agent:
 
 
 def _auth(options: ServeOptions, out: TextIO) -> tuple[TokenAuth, str | None]:
-    """The server's tokens, and the token it printed (a new one), if any."""
+    """The server's tokens, and the token it printed (the data directory's), if any.
+
+    A token given by `--tokens`, `--token` or `TOOLWIRE_TOKEN` is used as it is, never printed
+    nor written; otherwise the one kept in `DATA_DIR/token` (made on the first start), so that
+    a restart does not lock out the pages and clients that connected before.
+    """
     if options.tokens_file is not None:
         return TokenAuth.from_file(options.tokens_file), None
     token = options.token or os.environ.get("TOOLWIRE_TOKEN")
     if token is None:
-        token = new_token()
+        path = options.data_dir / TOKEN_FILE
+        token = kept_token(path)
         print(f"token: {token}", file=out)
+        print(f"token file: {path} (the next start uses it too; delete it for a new token)", file=out)
         return TokenAuth.single(token), token
     return TokenAuth.single(token), None
 

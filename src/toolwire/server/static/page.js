@@ -1,5 +1,5 @@
 // page/main.ts
-import { ConnectionClosed, ToolwireClient, webStorage } from "./toolwire-client.js";
+import { ConnectionClosed, ErrorCode, ToolwireClient, webStorage } from "./toolwire-client.js";
 
 // page/timeline.ts
 var BY_TYPE = ["success", "error", "canceled", "timeout", "denied"];
@@ -520,6 +520,9 @@ function takeToken() {
 function rememberToken(token2) {
   sessionStorage.setItem("toolwire.token", token2);
 }
+function forgetToken() {
+  sessionStorage.removeItem("toolwire.token");
+}
 function activeConversation() {
   return sessionStorage.getItem("toolwire.active") ?? void 0;
 }
@@ -798,13 +801,29 @@ function onEvent(event, own) {
     showConnection(event.state, event.state === "reconnecting" ? `(attempt ${event.attempt ?? 1})` : "");
     if (event.state === "open") remember();
     if (event.state === "closed" && registered && event.error !== void 0) {
-      notice(timeline, `The connection closed: ${event.error.message}`, "error");
+      if (!refused(event.error)) notice(timeline, `The connection closed: ${event.error.message}`, "error");
       save();
     }
     draw();
     return;
   }
   if (apply(timeline, event, PAGE_TOOLS)) changed();
+}
+function refused(error) {
+  if (!(error instanceof ConnectionClosed)) return false;
+  if (error.code === ErrorCode.UNAUTHENTICATED) {
+    token = void 0;
+    forgetToken();
+    showConnection("closed", "(token refused)");
+    askToken("The server refused the token. Enter the one toolwire serve printed (a restarted server may have another).");
+    return true;
+  }
+  if (error.code === ErrorCode.FORBIDDEN) {
+    showConnection("closed", "(origin refused)");
+    notice(timeline, `The server refuses pages from ${location.origin}: start it with --allow-origin ${location.origin}.`, "error");
+    return true;
+  }
+  return false;
 }
 function remember() {
   const id = client?.conversationId;
@@ -852,7 +871,9 @@ async function open(info) {
     if (own !== generation) return;
     const message = error instanceof Error ? error.message : String(error);
     showConnection("closed");
-    if (error instanceof ConnectionClosed && error.code === void 0) {
+    if (error instanceof Error && refused(error)) {
+      save();
+    } else if (error instanceof ConnectionClosed && error.code === void 0) {
       askToken(`Could not connect: ${message}`);
     } else {
       notice(timeline, `Could not open this conversation: ${message}`, "error");
@@ -887,6 +908,7 @@ function undo(entry) {
 }
 function askToken(problem = "") {
   ui.tokenProblem.textContent = problem;
+  ui.token.value = "";
   ui.tokenForm.hidden = false;
   ui.token.focus();
 }

@@ -799,20 +799,6 @@ export declare class ExecutionLedger {
 	get size(): number;
 	private trim;
 }
-/**
- * Transports: how frames reach the server. The client only needs a `Dialer`, a function that opens
- * a `Transport` (send a frame, close) and reports frames and the close through `TransportEvents`.
- *
- * - `webSocketDialer()`: the browser's global `WebSocket` (or any class with its interface, such
- *   as the `ws` package's in node), binary frames as `ArrayBuffer`.
- * - `memoryPair()` / `memoryDialer()`: an in-process pair for tests, with `drop()` to simulate a
- *   network failure that loses the frames in flight.
- *
- * `socketUrl()` makes the URL a client opens, and `backoff()` the waits between its reconnect
- * attempts.
- *
- * @module
- */
 /** How a client reconnects after its connection drops: at once, then after growing waits (with jitter). */
 export interface ReconnectOptions {
 	/** Attempts before giving up with `ConnectionClosed` (8: about 10 s; `Infinity` never gives up). */
@@ -825,6 +811,19 @@ export interface ReconnectOptions {
 export declare function socketUrl(url: string, token: string): string;
 /** Milliseconds to wait before reconnect attempt `attempt` (from 1; the first does not wait). */
 export declare function backoff(attempt: number, options?: ReconnectOptions): number;
+/**
+ * Why the server refused to open `url` (a socket URL with its `token`), when it says so.
+ *
+ * A browser learns nothing from a refused WebSocket upgrade (the close code is 1006, as for a
+ * server that is down), so this asks `GET` on the socket's own path, with the token as an
+ * `Authorization` header: `toolwire serve` answers 401 for a token it refuses and 403 for an
+ * origin it refuses. Dialers call it when a socket closes before it opened.
+ *
+ * @returns a `ConnectionClosed` with code `ErrorCode.UNAUTHENTICATED` or `ErrorCode.FORBIDDEN` (a
+ *   refusal that retrying cannot change); undefined when the answer tells nothing (unreachable, a
+ *   server without the check, an origin that may not read the answer).
+ */
+export declare function refusal(url: string): Promise<ConnectionClosed | undefined>;
 /** What a transport reports. */
 export interface TransportEvents {
 	/** One frame arrived (a text frame arrives as its UTF-8 bytes, to be refused like any bad frame). */
@@ -839,7 +838,11 @@ export interface Transport {
 	/** Close; `TransportEvents.closed` follows. */
 	close(): void;
 }
-/** Opens a transport to `url`, reporting to `events`; rejects when it cannot be opened. */
+/**
+ * Opens a transport to `url`, reporting to `events`; rejects when it cannot be opened: with a
+ * `ConnectionClosed` when retrying cannot help (the token or the origin was refused), which ends
+ * the client's reconnecting, else with any other error (another attempt may succeed).
+ */
 export type Dialer = (url: string, events: TransportEvents) => Promise<Transport>;
 /** The part of the WebSocket interface a dialer uses (the browser's, or the `ws` package's). */
 export interface WebSocketLike {

@@ -3295,6 +3295,29 @@ function backoff(attempt, options = {}) {
   const { initialDelayMs = 100, maxDelayMs = 5e3, factor = 2 } = options;
   return Math.min(maxDelayMs, initialDelayMs * factor ** (attempt - 2)) * (0.5 + Math.random() / 2);
 }
+async function refusal(url) {
+  const fetch = globalThis.fetch;
+  if (fetch === void 0) return void 0;
+  const check2 = new URL(url);
+  check2.protocol = check2.protocol === "wss:" ? "https:" : "http:";
+  const token = check2.searchParams.get("token") ?? "";
+  check2.searchParams.delete("token");
+  const where = `${check2.origin}${check2.pathname}`;
+  let status;
+  try {
+    const answer = await fetch(check2, {
+      headers: { Authorization: `Bearer ${token}` },
+      cache: "no-store",
+      signal: AbortSignal.timeout(5e3)
+    });
+    status = answer.status;
+  } catch {
+    return void 0;
+  }
+  if (status === 401) return new ConnectionClosed(`${where} refused the token (HTTP 401)`, ErrorCode.UNAUTHENTICATED);
+  if (status === 403) return new ConnectionClosed(`${where} refused this origin (HTTP 403)`, ErrorCode.FORBIDDEN);
+  return void 0;
+}
 var encoder = new TextEncoder();
 function webSocketDialer(WebSocket) {
   return (url, events) => new Promise((resolve, reject) => {
@@ -3324,8 +3347,15 @@ function webSocketDialer(WebSocket) {
     };
     socket.onclose = ({ code, reason }) => {
       const why = `${where} closed the connection (code ${code}${reason ? `: ${reason}` : ""})`;
-      if (opened) events.closed(why);
-      else reject(new Error(`cannot reach ${where} (code ${code}): is the server up, are the token and the page's origin allowed?`));
+      if (opened) {
+        events.closed(why);
+        return;
+      }
+      const unknown = new Error(`cannot reach ${where} (code ${code}): is the server up, are the token and the page's origin allowed?`);
+      refusal(url).then(
+        (refused) => reject(refused ?? unknown),
+        () => reject(unknown)
+      );
     };
   });
 }
@@ -3581,6 +3611,7 @@ var ToolwireClient = class {
       });
     } catch (error) {
       if (this.handshake === pending) this.handshake = void 0;
+      if (error instanceof ConnectionClosed) throw error;
       throw new Transient(error instanceof Error ? error.message : String(error));
     }
     if (socket !== this.socket) {
@@ -3641,9 +3672,9 @@ var ToolwireClient = class {
   }
   answered(handshake, data) {
     const received2 = this.connection.receive(data);
-    const refusal = received2.messages.map((e) => e.message).find((m) => m.type === MessageType.ERROR);
-    if (refusal !== void 0) {
-      handshake.reject(new ConnectionClosed(`the server refused: ${refusal.message}`, refusal.code));
+    const refusal2 = received2.messages.map((e) => e.message).find((m) => m.type === MessageType.ERROR);
+    if (refusal2 !== void 0) {
+      handshake.reject(new ConnectionClosed(`the server refused: ${refusal2.message}`, refusal2.code));
       return;
     }
     if (!this.connection.isOpen) {
@@ -3875,6 +3906,7 @@ export {
   packValue,
   parseBody,
   readFrame,
+  refusal,
   sequencingFromJSON,
   sequencingToJSON,
   socketUrl,
