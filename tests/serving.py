@@ -31,9 +31,16 @@ def serve_app(
 ) -> Iterator[Server]:
     """Write `app_source` as `module.py`, serve `module:make_agent`; stop the server after (SIGINT)."""
     (tmp_path / f"{module}.py").write_text(app_source)
+    with serve_command(tmp_path, "--app", f"{module}:make_agent", *extra, token=token, data_dir=data_dir) as server:
+        yield server
+
+
+@contextmanager
+def serve_command(tmp_path: Path, *arguments: str, token: str, data_dir: Path | None = None) -> Iterator[Server]:
+    """Run `toolwire serve ARGUMENTS` in `tmp_path` on a free port; stop it after (SIGINT)."""
     data = data_dir or tmp_path / "data"
-    command = [sys.executable, "-m", "toolwire.cli", "serve", "--app", f"{module}:make_agent", "--port", "0"]
-    command += ["--data-dir", str(data), "--token", token, *extra]
+    command = [sys.executable, "-m", "toolwire.cli", "serve", "--port", "0", "--data-dir", str(data)]
+    command += ["--token", token, *arguments]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env

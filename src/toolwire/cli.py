@@ -15,9 +15,9 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from contextlib import aclosing
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, aclosing
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import anyio
 from anyio import to_thread
@@ -89,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return anyio.run(remote_chat_session, args.url, token, args.thread)
         from .models.select import model_from_spec
 
-        return anyio.run(chat_session, model_from_spec(args.model), args.data_dir, args.thread)
+        model = model_from_spec(args.model, log_dir=args.data_dir)
+        return anyio.run(chat_session, model, args.data_dir, args.thread)
     except (UsageError, ProviderError, ClientDisconnected) as exc:
         print(f"toolwire: {exc}", file=sys.stderr)
         return 2
@@ -117,16 +118,22 @@ async def chat_session(
     from .examples import example_toolbox
 
     read = read_line or _read_line
-    store = _open_store(data_dir)
-    agent = Agent(
-        model,
-        tools=example_toolbox(),
-        instructions=INSTRUCTIONS,
-        store=store,
-        policy=PermissionPolicy(consent=_ask_in_terminal(out, read), store=store),
-    )
-    print(f"toolwire chat with {model.name}. Type a message; /quit or Ctrl-D to leave.", file=out)
-    try:
+    async with AsyncExitStack() as stack:
+        # Entered for the session: the local model's server process starts here and stops at the end.
+        if isinstance(model, AbstractAsyncContextManager):
+            await stack.enter_async_context(cast("AbstractAsyncContextManager[Any]", model))
+        elif (aclose := getattr(model, "aclose", None)) is not None:
+            stack.push_async_callback(aclose)
+        store = _open_store(data_dir)
+        stack.push_async_callback(store.aclose)
+        agent = Agent(
+            model,
+            tools=example_toolbox(),
+            instructions=INSTRUCTIONS,
+            store=store,
+            policy=PermissionPolicy(consent=_ask_in_terminal(out, read), store=store),
+        )
+        print(f"toolwire chat with {model.name}. Type a message; /quit or Ctrl-D to leave.", file=out)
         while True:
             prompt = await to_thread.run_sync(read, "you> ")
             if prompt is None or prompt.strip() in ("/quit", "/exit"):
@@ -134,11 +141,10 @@ async def chat_session(
                     print(f"Saved. Continue with: toolwire chat --data-dir {data_dir} --thread {thread}", file=out)
                 return 0
             if prompt.strip():
-                thread = await _answer(agent, prompt, thread, out)
-    finally:
-        await store.aclose()
-        if (aclose := getattr(model, "aclose", None)) is not None:
-            await aclose()
+                try:
+                    thread = await _answer(agent, prompt, thread, out)
+                except ProviderError as exc:  # e.g. the local model crashed: it restarts, go on
+                    print(f"\n  (the model failed: {exc})", file=out)
 
 
 def _open_store(data_dir: Path | None) -> Store:

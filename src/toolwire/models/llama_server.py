@@ -89,7 +89,7 @@ class LlamaServer:
         n_ctx: The context window in tokens.
         n_threads: Threads for generation and for prompt evaluation. More than the free cores
             makes llama.cpp crawl; one is right on a small shared machine.
-        log_path: Where the child's output goes; a new temporary file when None.
+        log_path: Where the child's output goes; when None, a temporary file removed at exit.
         startup_seconds: How long a start may take, and how long `wait_ready` waits.
     """
 
@@ -105,6 +105,8 @@ class LlamaServer:
         self.path = Path(path)
         self.n_ctx, self.n_threads, self.startup_seconds = n_ctx, n_threads, startup_seconds
         self.log_path = Path(log_path) if log_path is not None else None
+        self._own_log = False
+        """Whether `log_path` is a temporary file of ours, removed at exit."""
         self.starts = 0
         """How many children were started (failed starts included)."""
         self._child: ChildProcess | None = None
@@ -127,10 +129,10 @@ class LlamaServer:
             raise UsageError(f"no GGUF model file at {self.path}; pass the path of a downloaded .gguf file")
         if importlib.util.find_spec("llama_cpp") is None:
             raise UsageError("the local model needs the 'local' extra: pip install 'toolwire[local]'")
-        if self.log_path is None:
+        if self.log_path is None or self._own_log:
             fd, name = tempfile.mkstemp(prefix="toolwire-llama-server-", suffix=".log")
             os.close(fd)
-            self.log_path = Path(name)
+            self.log_path, self._own_log = Path(name), True
         try:
             process = await self._start()  # a first start that fails is the caller's error
         except _NotStarted as exc:
@@ -151,6 +153,8 @@ class LlamaServer:
         if group is not None:
             group.cancel_scope.cancel()
             await group.__aexit__(None, None, None)
+        if self._own_log and self.log_path is not None:
+            self.log_path.unlink(missing_ok=True)
 
     async def wait_ready(self) -> ChildProcess:
         """Return the running child, waiting up to `startup_seconds` for one being (re)started.
