@@ -10,6 +10,7 @@ import importlib.util
 import logging
 import os
 import re
+import select
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -192,6 +193,25 @@ async def test_a_crash_between_requests_is_repaired_before_the_next(model: Local
     _, response = await respond(model, ask("What is the weather in Paris?"))
     assert response.tool_calls[0].name == "get_weather"
     assert model.server.starts == starts + 1
+
+
+@needs_model
+@pytest.mark.llama
+async def test_a_request_refused_by_a_child_that_just_died_goes_to_its_successor(model: LocalModel) -> None:
+    assert model.server is not None
+    child, starts = await running(model), model.server.starts
+    os.kill(child.pid, signal.SIGKILL)
+    # Blocks the event loop until the process is gone: the supervisor has not seen the exit yet,
+    # so the request goes to the dead child's port, is refused, and is sent to the next child.
+    pidfd = os.pidfd_open(child.pid)
+    try:
+        assert select.select([pidfd], [], [], 10)[0]
+    finally:
+        os.close(pidfd)
+    assert not child.exited.is_set()
+    _, response = await respond(model, ask("What is the weather in Paris?"))
+    assert response.tool_calls[0].name == "get_weather"
+    assert child.exited.is_set() and model.server.starts == starts + 1
 
 
 @needs_model

@@ -205,6 +205,9 @@ class LlamaServer:
         finally:
             with anyio.CancelScope(shield=True):
                 await _stop(process)
+            if (child := self._child) is not None and process.returncode is not None:
+                self._child, child.exit_reason = None, _describe(process.returncode)
+                child.exited.set()
 
     async def _start(self) -> anyio.abc.Process:
         """Start a child and wait until it answers; it is then the running `_child`.

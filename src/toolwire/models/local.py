@@ -196,9 +196,9 @@ class LocalModel(HttpModel):
     async def _post(self, body: dict[str, Any]) -> AsyncGenerator[tuple[httpx.Response, ChildProcess | None]]:
         """Send the request; yield the streaming reply and the child process that answers it.
 
-        A child that died before the request reached it (it is being restarted) gets the request
-        again, once: nothing of it ran. A crash while answering is not retried, since the same
-        request might crash the next child too.
+        A request refused because its child had just died (nothing of it ran) is sent once more,
+        to the restarted child. A crash while answering is not retried: the same request might
+        crash the next child too.
         """
         child = await self._child()
         for attempt in (1, 2):
