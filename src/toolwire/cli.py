@@ -20,9 +20,9 @@ import os
 import secrets
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from contextlib import aclosing, asynccontextmanager, suppress
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, aclosing, asynccontextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import anyio
 
@@ -100,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return anyio.run(remote_chat_session, args.url, token, args.thread)
         from .models.select import model_from_spec
 
-        return anyio.run(chat_session, model_from_spec(args.model), args.data_dir, args.thread)
+        model = model_from_spec(args.model, log_dir=args.data_dir)
+        return anyio.run(chat_session, model, args.data_dir, args.thread)
     except (UsageError, ProviderError, ClientDisconnected) as exc:
         print(f"toolwire: {exc}", file=sys.stderr)
         return 2
@@ -134,8 +135,14 @@ async def chat_session(
     from .examples import example_toolbox
 
     read = read_line or input_line
-    store = _open_store(data_dir)
-    try:
+    async with AsyncExitStack() as stack:
+        # Entered for the session: the local model's server process starts here and stops at the end.
+        if isinstance(model, AbstractAsyncContextManager):
+            await stack.enter_async_context(cast("AbstractAsyncContextManager[Any]", model))
+        elif (aclose := getattr(model, "aclose", None)) is not None:
+            stack.push_async_callback(aclose)
+        store = _open_store(data_dir)
+        stack.push_async_callback(store.aclose)
         if thread is not None and not await store.thread_exists(thread):
             kept = f"in {data_dir}" if data_dir is not None else "without --data-dir (nothing is kept)"
             raise UsageError(f"no conversation {thread!r} {kept}: leave out --thread to start a new one")
@@ -161,10 +168,6 @@ async def chat_session(
         else:
             print("\nStopped. This conversation was not kept (--data-dir DIR keeps conversations).", file=out)
         return 130
-    finally:
-        await store.aclose()
-        if (aclose := getattr(model, "aclose", None)) is not None:
-            await aclose()
 
 
 async def _local_turns(
@@ -183,7 +186,10 @@ async def _local_turns(
                 cancellation.cancel("Stopped with Ctrl-C")  # its calls end as Canceled, and the run stops
 
             with presses.stopping(stop):
-                await _answer(agent, prompt, thread, out, cancellation)
+                try:
+                    await _answer(agent, prompt, thread, out, cancellation)
+                except ProviderError as exc:  # e.g. the local model crashed: it restarts, go on
+                    print(f"\n  (the model failed: {exc})", file=out)
     return False
 
 

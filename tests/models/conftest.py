@@ -17,12 +17,6 @@ SERVER_ALIAS = "local"
 STARTUP_SECONDS = 90.0
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "llama: end to end against llama-cpp-python's server on the demo model (needs toolwire[local,demo])"
-    )
-
-
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

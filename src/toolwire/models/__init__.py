@@ -5,8 +5,9 @@ arrives and ends with exactly one `ModelResponse` holding the whole text, the to
 and parsed), the usage and why it stopped. Vendor types never leave their adapter module.
 
 Adapters: `toolwire.testing.ScriptedModel` and `FunctionModel` (tests), `models.openai`
-(OpenAI-compatible Chat Completions), `models.anthropic` (Anthropic Messages) and
-`models.llamacpp` (a local GGUF model through llama-cpp-python).
+(OpenAI-compatible Chat Completions), `models.anthropic` (Anthropic Messages), `models.local`
+(a local GGUF model in llama-cpp-python's server, a supervised child process) and
+`models.llamacpp` (the same, in process).
 """
 
 from __future__ import annotations

@@ -20,15 +20,22 @@ import os
 import socket
 import sys
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+import anyio
 
 from ..errors import UsageError
 from ..loop import Agent
 from ..models import import_extra
 from ..store import Store
 from .auth import TokenAuth, kept_token, redact
+
+if TYPE_CHECKING:
+    from ..store.sqlite import SqliteStore
+    from .shutdown import GracefulServer
 
 __all__ = ["ServeOptions", "listen", "load_agent", "serve"]
 
@@ -61,12 +68,19 @@ class ServeOptions:
     allowed_origins: list[str] = field(default_factory=list[str])
 
 
-def load_agent(spec: str | None, store: Store, model: str | None) -> Agent:
+def load_agent(spec: str | None, store: Store, model: str | None, *, log_dir: Path | None = None) -> Agent:
     """The agent to serve: `module:factory`'s, or the built-in example agent.
 
+    Args:
+        spec: `module:factory`, or None for the example agent.
+        store: The server's store, for the agent.
+        model: The example agent's model spec (`model_from_spec`).
+        log_dir: Where the example agent's local model server process writes its log.
+
     Raises:
-        UsageError: The factory cannot be found or does not return an `Agent`; or no model is
-            configured for the example agent (the message lists the ways to choose one).
+        UsageError: The factory cannot be found, cannot be called with `store=` or without
+            arguments, or does not return an `Agent`; or the example agent's model spec is bad
+            (unknown, or a GGUF file that does not exist), or no model is configured.
     """
     if spec is None:
         from ..examples import example_toolbox
@@ -74,7 +88,7 @@ def load_agent(spec: str | None, store: Store, model: str | None) -> Agent:
         from ..policy import PermissionPolicy
 
         return Agent(
-            model_from_spec(model),
+            model_from_spec(model, log_dir=log_dir),
             tools=example_toolbox(),
             instructions=INSTRUCTIONS,
             store=store,
@@ -85,14 +99,36 @@ def load_agent(spec: str | None, store: Store, model: str | None) -> Agent:
         raise UsageError(f"--app takes module:factory, e.g. myapp:make_agent (got {spec!r})")
     sys.path.insert(0, os.getcwd())
     try:
-        factory: Callable[..., Any] = getattr(importlib.import_module(module_name), attribute)
+        factory: Any = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
         raise UsageError(f"cannot load --app {spec}: {exc}") from None
-    takes_store = "store" in inspect.signature(factory).parameters
-    agent = factory(store=store) if takes_store else factory()
+    agent = _call_factory(spec, factory, store)
     if not isinstance(agent, Agent):
         raise UsageError(f"--app {spec} returned {type(agent).__name__}, not an Agent")
     return agent
+
+
+def _call_factory(spec: str, factory: Any, store: Store) -> Any:
+    """Call `factory(store=store)` if it has a `store` parameter, else `factory()`.
+
+    Raises:
+        UsageError: It is not callable, or cannot be called so (other required parameters).
+    """
+    if not callable(factory):
+        raise UsageError(f"--app {spec} is a {type(factory).__name__}, not a function returning an Agent")
+    call: Callable[..., Any] = factory
+    try:
+        signature = inspect.signature(call)
+    except (TypeError, ValueError):  # no signature to read (some builtins): call it bare
+        return call()
+    arguments = {"store": store} if "store" in signature.parameters else {}
+    try:
+        signature.bind(**arguments)
+    except TypeError:
+        raise UsageError(
+            f"--app {spec} must take no arguments or just 'store' (the server's store), not {signature}"
+        ) from None
+    return call(**arguments)
 
 
 def _auth(options: ServeOptions, out: TextIO) -> tuple[TokenAuth, str | None]:
@@ -148,24 +184,31 @@ def listen(host: str, port: int) -> socket.socket:
 def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
     """Run the server until interrupted; returns the exit status.
 
+    The agent's model is entered (`async with`) for the server's lifetime: the local model's
+    server process starts before the first connection is accepted (so a broken model fails here)
+    and stops with the server, also on SIGINT and SIGTERM.
+
     Raises:
         UsageError: A bad option, a missing extra, no model; the message says what to do.
+        ProviderError: The model could not start (e.g. the local model's file is not a GGUF file).
     """
     uvicorn = import_extra("uvicorn", "server")
     from ..store.sqlite import SqliteStore
-    from .app import STATIC, create_app
+    from .app import create_app
     from .shutdown import GracefulServer
 
     store = SqliteStore.in_directory(options.data_dir)
-    agent = load_agent(options.app, store, options.model)
-    if agent.store is not store:
-        raise UsageError(f"--app {options.app}: create the Agent with the store it is given (a 'store' parameter)")
-    auth, printed = _auth(options, out)
-    app = create_app(agent, auth=auth, allowed_origins=options.allowed_origins)
+    try:
+        agent = load_agent(options.app, store, options.model, log_dir=options.data_dir)
+        if agent.store is not store:
+            raise UsageError(f"--app {options.app}: create the Agent with the store it is given (a 'store' parameter)")
+        auth, printed = _auth(options, out)
+        app = create_app(agent, auth=auth, allowed_origins=options.allowed_origins)
+    except BaseException:
+        anyio.run(store.aclose)
+        raise
     for name in ("uvicorn.access", "uvicorn.error"):
         logging.getLogger(name).addFilter(_Redact())
-    listener = listen(options.host, options.port)
-    host, port = listener.getsockname()[:2]
     config = uvicorn.Config(
         app,
         ws_max_size=MAX_FRAME_BYTES,
@@ -178,18 +221,30 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         # ledger and resume with the next start.
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
-    print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {store.path})", file=out)
-    if (STATIC / "index.html").is_file():
-        # The token goes in the fragment: browsers never send it to the server, so no log sees it.
-        print(
-            f"chat page: http://{host}:{port}/#token={printed}" if printed else f"chat page: http://{host}:{port}/",
-            file=out,
-        )
-    out.flush()
-    try:
-        GracefulServer(config, app.state.toolwire, grace=SHUTDOWN_SECONDS).run(sockets=[listener])
-    finally:
-        import anyio
-
-        anyio.run(store.aclose)
+    loop_factory = config.get_loop_factory()
+    server = GracefulServer(config, app.state.toolwire, grace=SHUTDOWN_SECONDS)
+    anyio.run(_run, options, agent, store, server, out, printed, backend_options={"loop_factory": loop_factory})
     return 0
+
+
+async def _run(
+    options: ServeOptions, agent: Agent, store: SqliteStore, server: GracefulServer, out: TextIO, printed: str | None
+) -> None:
+    """Enter the model, listen, serve until a signal; then stop the model and close the store."""
+    from .app import STATIC
+
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(store.aclose)
+        if isinstance(model := agent.model, AbstractAsyncContextManager):
+            await stack.enter_async_context(cast("AbstractAsyncContextManager[Any]", model))
+        listener = listen(options.host, options.port)
+        stack.callback(listener.close)
+        host, port = listener.getsockname()[:2]
+        print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {store.path})", file=out)
+        if (STATIC / "index.html").is_file():
+            # The token goes in the fragment: browsers never send it to the server, so no log sees it.
+            print(f"chat page: http://{host}:{port}/" + (f"#token={printed}" if printed else ""), file=out)
+        out.flush()
+        # SIGTERM and SIGINT stop the server gracefully (`GracefulServer`): the runs are parked,
+        # then this returns and the model and the store are closed; the exit status is 0.
+        await server.serve(sockets=[listener])
