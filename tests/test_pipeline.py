@@ -25,7 +25,7 @@ from toolwire import (
     invoke_batch,
     tool,
 )
-from toolwire.pipeline import Next
+from toolwire.pipeline import Next, ToolCallFinished
 from toolwire.policy import MemoryApprovalStore
 
 
@@ -717,3 +717,55 @@ async def test_batches_off_asyncio_run_in_an_anyio_task_group(monkeypatch: pytes
     with anyio.fail_after(5):
         batch = await Pipeline(Toolbox([get_slowly, get_now]), max_concurrency=2).invoke_batch(calls)
     assert [result.type for result in batch.results] == [ResultType.TIMEOUT, ResultType.SUCCESS, ResultType.SUCCESS]
+
+
+# -- each result recorded the moment it is decided; calls approved before a restart -------------------
+
+
+async def test_each_result_is_recorded_before_the_observer_hears_of_it() -> None:
+    events: list[str] = []
+
+    async def record(result: ToolResult) -> ToolResult:
+        events.append(f"recorded {result.call_id}")
+        return result
+
+    def observe(event: object) -> None:
+        if isinstance(event, ToolCallFinished):
+            events.append(f"finished {event.call.id}")
+
+    calls = [ToolCall(id="c1", name="add", arguments={"a": 1, "b": 2}), ToolCall(id="c2", name="nope", arguments={})]
+    await Pipeline(Toolbox([add])).invoke_batch(calls, observer=observe, record=record)
+    assert events == ["recorded c1", "finished c1", "recorded c2", "finished c2"]
+
+
+async def test_the_result_a_record_returns_is_the_one_that_stands() -> None:
+    earlier = ToolResult.denied("c1", "add", "refused before the restart")
+
+    async def record(result: ToolResult) -> ToolResult:
+        return earlier  # the ledger had one already: the first result written wins
+
+    batch = await Pipeline(Toolbox([add])).invoke_batch(
+        [ToolCall(id="c1", name="add", arguments={"a": 1, "b": 2})], record=record
+    )
+    assert batch.results == [earlier]
+
+
+async def test_a_call_approved_before_a_restart_is_not_asked_again() -> None:
+    asked: list[str] = []
+
+    async def consent(request: ConsentRequest) -> bool:
+        asked.append(request.call.id)
+        return False
+
+    @tool(requires_permission=True)
+    async def delete_file(path: str) -> str:
+        return f"deleted {path}"
+
+    pipeline = Pipeline(Toolbox([delete_file]), policy=PermissionPolicy(consent=consent))
+    calls = [
+        ToolCall(id="c1", name="delete_file", arguments={"path": "a"}),
+        ToolCall(id="c2", name="delete_file", arguments={"path": "b"}),
+    ]
+    batch = await pipeline.invoke_batch(calls, approved={"c1"})
+    assert [result.type for result in batch.results] == [ResultType.SUCCESS, ResultType.DENIED]
+    assert asked == ["c2"]

@@ -77,8 +77,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument(
         "--allow-origin", action="append", default=[], help="a browser origin allowed to connect (repeatable)"
     )
+    conversations = commands.add_parser(
+        "conversations", help="list the conversations of a data directory, or cancel one"
+    )
+    operations = conversations.add_subparsers(dest="operation", required=True)
+    listing = operations.add_parser("list", help="every conversation and how its last run stands")
+    listing.add_argument("--data-dir", type=Path, default=Path(".toolwire"), help="the server's data directory")
+    cancel = operations.add_parser("cancel", help="close a conversation's unfinished run (the server must be stopped)")
+    cancel.add_argument("conversation", help="the conversation's id (see 'list')")
+    cancel.add_argument("--data-dir", type=Path, default=Path(".toolwire"), help="the server's data directory")
+    cancel.add_argument("--reason", default="Canceled by the operator", help="the reason its open calls give")
     args = parser.parse_args(argv)
     try:
+        if args.command == "conversations":
+            return anyio.run(_conversations, args)
         if args.command == "serve":
             from .server.serve import ServeOptions, serve
 
@@ -107,6 +119,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+async def _conversations(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+    """`toolwire conversations list | cancel`."""
+    from .conversations import cancel_conversation, summarize
+    from .store.lock import DataDirLock
+    from .store.sqlite import FILENAME, SqliteStore
+
+    data_dir: Path = args.data_dir
+    if not (data_dir / FILENAME).is_file():
+        raise UsageError(f"no conversations in {data_dir} (no {FILENAME}): pass the server's --data-dir")
+    if args.operation == "list":
+        async with SqliteStore.in_directory(data_dir) as store:
+            summaries = await summarize(store)
+        print(f"{'conversation':<38} {'principal':<12} {'messages':>8}  {'last run':<10} {'open calls':>10}", file=out)
+        for item in summaries:
+            run = item.run if not item.resume_attempts else f"{item.run} (resumed {item.resume_attempts}x)"
+            principal = item.principal or "-"
+            print(f"{item.thread_id:<38} {principal:<12} {item.messages:>8}  {run:<10} {item.open_calls:>10}", file=out)
+        return 0
+    with DataDirLock(data_dir, holder="toolwire conversations cancel"):
+        async with SqliteStore.in_directory(data_dir) as store:
+            if not await store.thread_exists(args.conversation):
+                raise UsageError(f"no conversation {args.conversation!r} in {data_dir}")
+            closed = await cancel_conversation(store, args.conversation, args.reason)
+    if closed is None:
+        print(f"{args.conversation}: no unfinished run; nothing to cancel", file=out)
+    else:
+        print(f"{args.conversation}: run closed; {len(closed)} open call(s) canceled", file=out)
+        for message in closed:
+            print(f"  {message.call_id} {message.tool_name}: {message.result.type.name}", file=out)
+    return 0
 
 
 async def chat_session(

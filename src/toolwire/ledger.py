@@ -27,7 +27,7 @@ from .messages import AssistantMessage, Message, ToolResultMessage
 from .store import CallState, LedgerEntry, RunRecord, Store
 from .tools import Toolbox
 
-__all__ = ["Unfinished", "close_run", "new_ledger_entry", "record_result", "unfinished_batch"]
+__all__ = ["Unfinished", "close_run", "new_ledger_entry", "record_result", "run_is_open", "unfinished_batch"]
 
 INTERRUPTED = "The call was interrupted when the process stopped; it may not have run"
 
@@ -149,6 +149,14 @@ def _answer_result(entry: LedgerEntry, invoke_timeout: float) -> ToolResult:
 
     assert entry.answer is not None
     return result_of(ClientToolResponse.from_dict(entry.answer), entry.call.id, entry.call.name, invoke_timeout)
+
+
+def run_is_open(history: Sequence[Message], run: RunRecord) -> bool:
+    """True when a thread's last run neither answered nor was closed: a stopped process left it."""
+    if not history or run.closed_at == len(history):
+        return False
+    last = history[-1]
+    return not (isinstance(last, AssistantMessage) and not last.tool_calls)
 
 
 def _missing(history: Sequence[Message]) -> list[ToolCall]:

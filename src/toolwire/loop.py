@@ -42,7 +42,7 @@ from .events import RunResult as RunResult
 from .guard import INTERRUPTED, guarded
 from .history import HistoryStrategy as HistoryStrategy
 from .history import TrimHistory as TrimHistory
-from .ledger import Unfinished, close_run, new_ledger_entry, record_result, unfinished_batch
+from .ledger import Unfinished, close_run, new_ledger_entry, record_result, run_is_open, unfinished_batch
 from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
 from .models import Model, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice
 from .pipeline import Filter, Pipeline, Record
@@ -322,7 +322,7 @@ class Agent:
 
     async def unfinished(self, thread: str) -> bool:
         """True when the thread's last run stopped before it ended (the process died): see `resume()`."""
-        return _resumable(await self.store.load_messages(thread), await self.store.load_run(thread))
+        return run_is_open(await self.store.load_messages(thread), await self.store.load_run(thread))
 
     async def _turns(
         self,
@@ -338,7 +338,7 @@ class Agent:
         run = await store.load_run(thread_id)
         first_new = len(history)
         if prompt is None:
-            if not _resumable(history, run):
+            if not run_is_open(history, run):
                 return None  # the thread's last run ended: nothing to resume
             if run.resume_attempts >= self.max_resume_attempts:
                 return await self._give_up(thread_id, history, run, emit)
@@ -648,14 +648,6 @@ class _Results(list[ToolResult]):
     def __init__(self, results: Iterable[ToolResult], *, terminate: bool) -> None:
         super().__init__(results)
         self.terminate = terminate
-
-
-def _resumable(history: Sequence[Message], run: RunRecord) -> bool:
-    """True when a thread's transcript shows a run that neither answered nor was closed."""
-    if not history or run.closed_at == len(history):
-        return False
-    last = history[-1]
-    return not (isinstance(last, AssistantMessage) and not last.tool_calls)
 
 
 def _first_terminal(results: Sequence[ToolResult]) -> ToolResult | None:

@@ -182,3 +182,108 @@ def test_only_a_channel_with_consent_makes_the_thread_consenting() -> None:
     assert hub.consenting == {"t2"}
     hub.detach("t2", hub.channel("t2"))  # type: ignore[arg-type]
     assert hub.consenting == set()
+
+
+# -- claims: a server saves a response before the call takes it ------------------------------------
+
+
+async def test_a_claimed_response_goes_to_the_call_once_settled() -> None:
+    hub, channel = ClientHub(), Recorder()
+    hub.attach("t1", channel)
+    outcome: list[Any] = []
+
+    async def ask() -> None:
+        outcome.append(await hub.request("t1", request()))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await channel.arrived.wait()
+        claim = hub.claim("t1", "req_1")
+        assert claim is not None and claim.request == request()
+        await anyio.wait_all_tasks_blocked()
+        assert outcome == []  # still saving
+        hub.settle(claim, response())
+    assert outcome == [response()]
+
+
+async def test_a_call_interrupted_while_its_response_is_saved_still_takes_it() -> None:
+    hub, channel = ClientHub(), Recorder()
+    hub.attach("t1", channel)
+    outcome: list[Any] = []
+
+    async def ask() -> None:
+        with anyio.CancelScope() as scope:
+            asking.append(scope)
+            outcome.append(await hub.request("t1", request()))
+
+    asking: list[anyio.CancelScope] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await channel.arrived.wait()
+        claim = hub.claim("t1", "req_1")
+        assert claim is not None
+        asking[0].cancel()  # the call's deadline, say
+        await anyio.wait_all_tasks_blocked()
+        hub.settle(claim, response())
+    assert outcome == [response()]  # decided before the interruption took effect
+
+
+async def test_a_claim_given_up_leaves_the_call_waiting_and_detach_still_counts() -> None:
+    hub, channel = ClientHub(), Recorder()
+    hub.attach("t1", channel)
+    outcome: list[Any] = []
+
+    async def ask() -> None:
+        outcome.append(await hub.request("t1", request()))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await channel.arrived.wait()
+        claim = hub.claim("t1", "req_1")
+        assert claim is not None
+        hub.detach("t1", channel)  # while saving: the call waits for the claim
+        await anyio.wait_all_tasks_blocked()
+        assert outcome == []
+        hub.settle(claim, None)  # not saved (the call was settled meanwhile, say)
+    assert outcome == [None]  # then the client is gone
+
+
+async def test_a_request_claimed_before_it_is_asked_for_is_not_sent() -> None:
+    hub, channel = ClientHub(), Recorder()
+    hub.attach("t1", channel)
+    claim = hub.claim("t1", "req_1")  # a result replayed after a restart, before the resume asks
+    assert claim is not None and claim.request is None
+    outcome: list[Any] = []
+
+    async def ask() -> None:
+        outcome.append(await hub.request("t1", request()))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await anyio.wait_all_tasks_blocked()
+        hub.settle(claim, response())
+    assert outcome == [response()] and channel.sent == []
+
+
+async def test_a_saved_answer_found_before_sending_is_returned_without_sending() -> None:
+    hub, channel = ClientHub(), Recorder()
+    hub.attach("t1", channel)
+
+    async def saved() -> ClientToolResponse | None:
+        return response(text="answered before the restart")
+
+    assert await hub.request("t1", request(), answered=saved) == response(text="answered before the restart")
+    assert channel.sent == []
+
+
+async def test_an_answer_after_the_call_gave_up_is_refused_until_and_after_it_is_forgotten() -> None:
+    hub, channel = ClientHub(), Recorder()
+    hub.attach("t1", channel)
+    with anyio.move_on_after(0.01):
+        await hub.request("t1", request())
+    assert hub.claim("t1", "req_1") is None  # the call is being settled: refused at once
+    hub.forget("req_1")
+    placeholder = hub.claim("t1", "req_1")  # unknown now: only a ledger can tell
+    assert placeholder is not None and placeholder.request is None
+    hub.settle(placeholder, None)
+    assert hub.pending("t1") == [] and not hub.deliver("t1", response())

@@ -31,6 +31,8 @@ from toolwire.protocol import (
 # The model asks for the batch its first user message names, then answers with what came back.
 APP_SOURCE = textwrap.dedent(
     """
+    import os
+
     from toolwire import Agent, ToolCall
     from toolwire.client_tools import ClientToolsConfig
     from toolwire.messages import ToolResultMessage, UserMessage
@@ -58,7 +60,28 @@ APP_SOURCE = textwrap.dedent(
         return "; ".join(f"{m.call_id}={m.result.type.name}" for m in results)
 
     def make_agent(store):
+        crash_at(store, os.environ.get("CRASH_AT"))
         return Agent(FunctionModel(script), store=store, client_tools=ClientToolsConfig(invoke_timeout=60))
+
+    def crash_at(store, point):
+        # End the process (as kill -9 would) at a named point of a call's life.
+        if point == "after the write-ahead":  # the batch is in the ledger; nothing of it has run
+            record_batch = store.record_batch
+
+            async def recorded(*args, **kwargs):
+                await record_batch(*args, **kwargs)
+                os._exit(137)
+
+            store.record_batch = recorded
+        elif point == "as the answer arrives":  # read from the socket, not saved yet
+            save_wire_state = store.save_wire_state
+
+            async def saving(thread_id, state, *, dispatched=(), answered=None):
+                if answered:
+                    os._exit(137)
+                return await save_wire_state(thread_id, state, dispatched=dispatched, answered=answered)
+
+            store.save_wire_state = saving
     """
 )
 
@@ -128,7 +151,7 @@ class LedgerlessClient:
         `until` is returned before it is acted on, except that a request starts running.
         """
         for call_id in [call_id for call_id in self.running if call_id not in hold]:
-            await self._run(client, self.running.pop(call_id))
+            await self.finish(client, self.running.pop(call_id))
         with anyio.fail_after(30):
             while True:
                 envelope = await client.receive()
@@ -140,7 +163,7 @@ class LedgerlessClient:
                 match envelope.message:
                     case ToolUseRequest(execution="client", call_id=call_id) as request if call_id not in hold:
                         self.requests.append(request)
-                        await self._run(client, request)
+                        await self.finish(client, request)
                     case ToolUseRequest(execution="client", call_id=call_id) as request:
                         self.requests.append(request)
                         self.running[call_id or ""] = request
@@ -153,7 +176,8 @@ class LedgerlessClient:
                     case _:
                         pass
 
-    async def _run(self, client: Peer, request: ToolUseRequest) -> None:
+    async def finish(self, client: Peer, request: ToolUseRequest) -> None:
+        """Run a request's tool and send its result."""
         call_id = request.call_id or ""
         self.executions[call_id] += 1
         self.ran_after_consent[call_id] = self.allowed[call_id]

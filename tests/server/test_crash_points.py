@@ -21,12 +21,14 @@ from toolwire.messages import ToolResultMessage
 from toolwire.protocol import (
     ConsentAnswer,
     ConsentRequest,
+    ControlStop,
     Envelope,
     ErrorMessage,
     MessageType,
     RunStatus,
     ToolUseRequest,
     ToolUseResult,
+    UserMessage,
 )
 from toolwire.testing import validate_transcript
 
@@ -161,5 +163,60 @@ async def test_a_graceful_stop_keeps_a_running_client_call_for_the_next_start(
     refused = [e for e in socket.seen if isinstance(e.message, ErrorMessage)]
     assert refused == []
     assert isinstance(finished.message, RunStatus) and finished.message.output == "c_open=SUCCESS"
+    assert client.executions == {"c_open": 1}
+    assert outcomes(second, client) == {"c_open": ResultType.SUCCESS}
+
+
+async def test_a_run_the_client_stopped_is_not_resumed_when_it_comes_back(tmp_path: Path) -> None:
+    client = LedgerlessClient()
+    with serve(tmp_path) as server:
+        async with client.connect(server.url) as socket:
+            await client.start(socket, "one")
+            await client.converse(socket, until=lambda e: isinstance(e.message, ToolUseRequest))
+            await socket.send(ControlStop(reason="the user pressed stop"))
+            client.running.clear()  # the client stops its tool too
+            stopped = await client.converse(socket, until=is_finished)
+        assert isinstance(stopped.message, RunStatus) and stopped.message.reason == "canceled"
+        async with client.resumed().connect(server.url) as socket:
+            await socket.send(UserMessage(id="u2", content="one"))  # a new message, not a busy error
+            await client.converse(socket, until=is_finished)
+    started = [e for e in socket.seen if isinstance(e.message, RunStatus) and e.message.status == "started"]
+    assert len(started) == 1 and not [e for e in socket.seen if isinstance(e.message, ErrorMessage)]
+
+
+async def test_a_crash_right_after_the_write_ahead_asks_consent_when_the_run_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = LedgerlessClient()
+    monkeypatch.setenv("CRASH_AT", "after the write-ahead")
+    with serve(tmp_path) as first:
+        async with client.connect(first.url) as socket:
+            await client.start(socket, "delete")
+            assert first.process.wait(timeout=30) == 137  # before anyone was asked
+    monkeypatch.delenv("CRASH_AT")
+    with serve(tmp_path, first.data_dir) as second:
+        async with client.resumed().connect(second.url) as socket:
+            await client.converse(socket, until=is_finished)
+    assert [request.call_id for request in client.consents] == ["c_delete"]
+    assert client.ran_after_consent == {"c_delete": 1}
+    assert outcomes(second, client) == {"c_delete": ResultType.SUCCESS}
+
+
+async def test_an_answer_the_server_died_reading_is_replayed_and_taken_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = LedgerlessClient()
+    monkeypatch.setenv("CRASH_AT", "as the answer arrives")
+    with serve(tmp_path) as first:
+        async with client.connect(first.url) as socket:
+            await client.start(socket, "one")
+            await client.converse(socket, until=lambda e: isinstance(e.message, ToolUseRequest))
+            await client.finish(socket, client.running.pop("c_open"))
+            assert first.process.wait(timeout=30) == 137
+    assert client.outbox()  # never acknowledged: the client still has its result
+    monkeypatch.delenv("CRASH_AT")
+    with serve(tmp_path, first.data_dir) as second:
+        async with client.resumed().connect(second.url) as socket:
+            await client.converse(socket, until=is_finished)
     assert client.executions == {"c_open": 1}
     assert outcomes(second, client) == {"c_open": ResultType.SUCCESS}

@@ -193,10 +193,13 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         ProviderError: The model could not start (e.g. the local model's file is not a GGUF file).
     """
     uvicorn = import_extra("uvicorn", "server")
+    from ..store.lock import DataDirLock
     from ..store.sqlite import SqliteStore
     from .app import create_app
     from .shutdown import GracefulServer
 
+    lock = DataDirLock(options.data_dir)  # one server per data directory (released at exit, kill -9 too)
+    lock.acquire()
     store = SqliteStore.in_directory(options.data_dir)
     try:
         agent = load_agent(options.app, store, options.model, log_dir=options.data_dir)
@@ -206,6 +209,7 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         app = create_app(agent, auth=auth, allowed_origins=options.allowed_origins)
     except BaseException:
         anyio.run(store.aclose)
+        lock.release()
         raise
     for name in ("uvicorn.access", "uvicorn.error"):
         logging.getLogger(name).addFilter(_Redact())
@@ -223,7 +227,10 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
     )
     loop_factory = config.get_loop_factory()
     server = GracefulServer(config, app.state.toolwire, grace=SHUTDOWN_SECONDS)
-    anyio.run(_run, options, agent, store, server, out, printed, backend_options={"loop_factory": loop_factory})
+    try:
+        anyio.run(_run, options, agent, store, server, out, printed, backend_options={"loop_factory": loop_factory})
+    finally:
+        lock.release()
     return 0
 
 

@@ -199,6 +199,11 @@ class SqliteStore:
         row = self._one("SELECT principal FROM threads WHERE id = ?", (thread_id,))
         return None if row is None else row[0]
 
+    async def thread_ids(self) -> list[str]:
+        """Every thread of the file, oldest first (for operators: `toolwire conversations list`)."""
+        rows = self._connection().execute("SELECT id FROM threads ORDER BY created_at, id")
+        return [thread_id for (thread_id,) in rows]
+
     async def thread_exists(self, thread_id: str) -> bool:
         """Tell whether the thread exists."""
         return self._one("SELECT 1 FROM threads WHERE id = ?", (thread_id,)) is not None
