@@ -129,7 +129,6 @@ class Pipeline:
         self.consent: ConsentHandler | None = None
         """Asked for consent instead of the policy's own handler (see `with_tools`)."""
         self._chain = compose(self.filters, self._execute)
-        self._record: Record | None = None
         self._approved: Collection[str] = ()
 
     def with_tools(self, toolbox: Toolbox, *, consent: ConsentHandler | None = None) -> Pipeline:
@@ -190,10 +189,10 @@ class Pipeline:
         await self._settle(ctx)
         return ctx
 
-    async def _settle(self, ctx: InvocationContext) -> None:
+    async def _settle(self, ctx: InvocationContext, record: Record | None = None) -> None:
         """Run one call to its result, have it recorded, and tell the observer it finished."""
         await self._run(ctx)
-        if (record := self._record) is not None:
+        if record is not None:
             assert ctx.result is not None
             ctx.result = await record(ctx.result)
         if (observer := ctx.observer) is not None:
@@ -293,16 +292,16 @@ class Pipeline:
         """
         cancellation = Cancellation() if cancellation is None else cancellation
         pipeline = self
-        if record is not None or approved:  # the batch runs on a copy that records and knows them
+        if approved:  # a restart resuming calls: the batch runs on a copy that knows them
             pipeline = copy.copy(self)
-            pipeline._record, pipeline._approved = record, approved
+            pipeline._approved = approved
         count = len(calls)
         if count == 1:  # the common reply: no task, no segments
             ctx = InvocationContext(
                 calls[0], thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=observer
             )
             # One frame less without events or a record.
-            await (pipeline._run(ctx) if observer is None and record is None else pipeline._settle(ctx))
+            await (pipeline._run(ctx) if observer is None and record is None else pipeline._settle(ctx, record))
             return Batch([ctx])
         contexts = [
             InvocationContext(
@@ -323,13 +322,13 @@ class Pipeline:
                 while end < count and not pipeline._exclusive(calls[end]):
                     end += 1
             if end - start == 1:
-                await pipeline._settle(contexts[start])  # one call: no task, no limiter
+                await pipeline._settle(contexts[start], record)  # one call: no task, no limiter
             else:
-                await pipeline._together(contexts[start:end])
+                await pipeline._together(contexts[start:end], record)
             start = end
         return Batch(contexts)
 
-    async def _together(self, contexts: list[InvocationContext]) -> None:
+    async def _together(self, contexts: list[InvocationContext], record: Record | None) -> None:
         """Run calls concurrently (up to `max_concurrency` at once).
 
         On asyncio each call starts in the current task: a call that finishes without waiting
@@ -343,7 +342,7 @@ class Pipeline:
 
             async def limited(ctx: InvocationContext) -> None:
                 async with limiter:
-                    await self._settle(ctx)
+                    await self._settle(ctx, record)
 
             async with create_task_group() as group:
                 for ctx in contexts:
@@ -352,10 +351,10 @@ class Pipeline:
         if guard.asyncio_loop() is None:  # trio
             async with create_task_group() as group:
                 for ctx in contexts:
-                    group.start_soon(self._settle, ctx)
+                    group.start_soon(self._settle, ctx, record)
             return
         for position, ctx in enumerate(contexts):
-            settling = self._settle(ctx)
+            settling = self._settle(ctx, record)
             try:
                 step = settling.send(None)
             except StopIteration:
@@ -364,7 +363,7 @@ class Pipeline:
 
             async with asyncio.TaskGroup() as tasks:
                 for later in contexts[position + 1 :]:
-                    tasks.create_task(self._settle(later))
+                    tasks.create_task(self._settle(later, record))
                 await resume(settling, step)
             return
 
