@@ -464,7 +464,6 @@ class Agent:
                 emit,
                 session,
                 self.pipeline,
-                self.policy,
                 record=self._recorder(thread_id, calls),
                 approved=frozenset(entry.call.id for entry in unfinished.again if entry.state in sent),
             )
@@ -585,9 +584,8 @@ class Agent:
         record = self._recorder(thread_id, calls, done)  # a decided outcome is written at once
         if session is None:
             pipeline = self.pipeline
-            if thread_id in self.clients.consenting:  # the thread's client answers consent prompts
-                consent = self.clients.consent_handler(thread_id, self.policy.consent)  # else the policy's handler
-                pipeline = pipeline.with_tools(self.toolbox, consent=consent)
+            if (client := self.clients.client_consent(thread_id)) is not None:  # its person may be asked
+                pipeline = pipeline.with_tools(self.toolbox, client=client)
             batch = await pipeline.invoke_batch(
                 runnable,
                 thread_id=thread_id,
@@ -606,7 +604,6 @@ class Agent:
                 emit,
                 session,
                 self.pipeline,
-                self.policy,
                 record=record,
             )
             results = _Results(ran, terminate=terminate)

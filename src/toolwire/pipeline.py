@@ -128,19 +128,27 @@ class Pipeline:
         self.max_concurrency = max_concurrency
         self.consent: ConsentHandler | None = None
         """Asked for consent instead of the policy's own handler (see `with_tools`)."""
+        self.client_consent: ConsentHandler | None = None
+        """Asks the person at the thread's client (see `with_tools`)."""
         self._chain = compose(self.filters, self._execute)
         self._approved: Collection[str] = ()
 
-    def with_tools(self, toolbox: Toolbox, *, consent: ConsentHandler | None = None) -> Pipeline:
+    def with_tools(
+        self, toolbox: Toolbox, *, consent: ConsentHandler | None = None, client: ConsentHandler | None = None
+    ) -> Pipeline:
         """This pipeline over another toolbox (e.g. a thread's client tools beside the server's).
 
         The copy shares the policy, filters and limits. `consent`, when given, is asked instead of
-        the policy's consent handler (the client of the thread answers for its own tools).
+        the policy's consent handler; `client` asks the person at the thread's client, who answers
+        when the policy has no handler, or when its handler leaves it to them (see
+        `PermissionPolicy.check`).
         """
         clone = copy.copy(self)
         clone.toolbox = toolbox
         if consent is not None:
             clone.consent = consent
+        if client is not None:
+            clone.client_consent = client
         return clone
 
     async def invoke(
@@ -246,6 +254,7 @@ class Pipeline:
                 ctx.thread_id,
                 on_ask=ctx.observer and _asker(ctx.observer),
                 consent=self.consent,
+                client=self.client_consent,
                 cancellation=ctx.cancellation,
             )
         except CallCanceled:

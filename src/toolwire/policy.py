@@ -23,7 +23,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
@@ -113,6 +113,16 @@ class ConsentRequest:
     """The tool's description, to show the person."""
     allow_always: bool
     """Whether an "always for this thread" answer will be honoured."""
+    client: ConsentHandler | None = field(default=None, repr=False, compare=False)
+    """Asks the person at the thread's client (a connected page, IDE or CLI) when one can answer;
+    None otherwise. An application's handler that leaves the decision to them returns
+    `await request.ask_client()`."""
+
+    async def ask_client(self) -> bool | ConsentAnswer:
+        """Let the person at the thread's client decide (refused when no client can answer)."""
+        if self.client is None:
+            return ConsentAnswer(False, "no one at the client can answer")
+        return await self.client(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,18 +314,23 @@ class PermissionPolicy:
         *,
         on_ask: Callable[[ConsentRequest], None] | None = None,
         consent: ConsentHandler | None = None,
+        client: ConsentHandler | None = None,
         cancellation: Cancellation | None = None,
     ) -> Permission:
         """Decide for one call and resolve an Ask; the result is Allow or Deny.
 
         Call it once per call, right before the call would run: a one-time approval is used up.
+        Who answers an Ask: `consent` if given, else the policy's own handler (the application's:
+        it decides first, and may leave the decision to the client with `request.ask_client()`),
+        else the thread's `client`; with none of them the call is denied.
 
         Args:
             call: The call.
             tool: The tool it would run.
             thread_id: The conversation (approvals, grants and denials are per thread).
             on_ask: Told right before the consent handler is asked (for progress events).
-            consent: Asked instead of the policy's own handler (e.g. the client of the thread).
+            consent: Asked instead of the policy's own handler.
+            client: Asks the person at the thread's client, when one can answer.
             cancellation: Ends the wait for a person's answer.
 
         Raises:
@@ -326,7 +341,8 @@ class PermissionPolicy:
             if permission.decision is Decision.DENY:
                 _record("denied", call, tool, thread_id, permission)
             return permission
-        return await self._resolve(call, tool, thread_id, permission, on_ask, consent or self.consent, cancellation)
+        handler = consent or self.consent or client
+        return await self._resolve(call, tool, thread_id, permission, on_ask, handler, client, cancellation)
 
     async def _resolve(
         self,
@@ -336,6 +352,7 @@ class PermissionPolicy:
         ask: Permission,
         on_ask: Callable[[ConsentRequest], None] | None,
         consent: ConsentHandler | None,
+        client: ConsentHandler | None,
         cancellation: Cancellation | None,
     ) -> Permission:
         store, name = self.store, tool.name
@@ -359,7 +376,9 @@ class PermissionPolicy:
             )
             _record("denied", call, tool, thread_id, permission)
             return permission
-        request = ConsentRequest(call, name, tool.mode, ask.reason, thread_id, tool.description, ask.allow_always)
+        request = ConsentRequest(
+            call, name, tool.mode, ask.reason, thread_id, tool.description, ask.allow_always, client=client
+        )
         if on_ask is not None:
             on_ask(request)
         answer = await self._ask_consent(consent, request, cancellation)

@@ -121,6 +121,8 @@ class Proxy:
         self.refusing = False
         """Close new connections at once, as a server that went away would."""
         self._streams: list[SocketStream] = []
+        self._downstream = anyio.Event()
+        self._downstream.set()
 
     async def serve(self, tasks: TaskGroup) -> None:
         listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
@@ -141,13 +143,22 @@ class Proxy:
         server = await anyio.connect_tcp(self.host, self.port)
         self._streams += [client, server]
         async with client, server, anyio.create_task_group() as pipes:
-            pipes.start_soon(self._pump, client, server)
-            pipes.start_soon(self._pump, server, client)
+            pipes.start_soon(self._pump, client, server, False)
+            pipes.start_soon(self._pump, server, client, True)
 
-    @staticmethod
-    async def _pump(source: SocketStream, sink: SocketStream) -> None:
+    def hold(self) -> None:
+        """Hold what the server sends (it is delivered, in order, on `release()`)."""
+        self._downstream = anyio.Event()
+
+    def release(self) -> None:
+        """Deliver what the server sent while held, and what follows."""
+        self._downstream.set()
+
+    async def _pump(self, source: SocketStream, sink: SocketStream, downstream: bool) -> None:
         try:
             async for chunk in source:
+                if downstream:
+                    await self._downstream.wait()
                 await sink.send(chunk)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             pass

@@ -12,7 +12,7 @@ from client_seed import IDE_GROUP, call, group, offered, run
 
 from toolwire import Agent, ResultType, tool
 from toolwire.client_tools.channel import ClientToolsConfig, FailFast, RetryWithBackoff
-from toolwire.errors import ClientDisconnected, RegistrationError
+from toolwire.errors import ClientDisconnected, RegistrationError, UsageError
 from toolwire.messages import ToolResultMessage
 from toolwire.store.sqlite import SqliteStore
 from toolwire.testing import Behaviour, FakeClient, FunctionModel, ScriptedModel, validate_transcript
@@ -91,7 +91,7 @@ async def test_a_call_without_any_client_falls_back_to_the_message() -> None:
 
 
 async def test_fallback_message_gives_every_call_its_error_in_call_order() -> None:
-    agent = agent_with(two_calls())
+    agent = agent_with(two_calls(), reconnect_grace=0.01)  # the client does not come back within it
     async with FakeClient(agent, handlers=HANDLERS) as client:
         client.behave("OpenFile", Behaviour(drop="on_receive"))
         result = await run_ide(agent, client)
@@ -106,11 +106,35 @@ async def test_fallback_message_gives_every_call_its_error_in_call_order() -> No
 async def test_fallback_message_uses_the_configured_template() -> None:
     from toolwire.client_tools.channel import FallbackMessage
 
-    agent = agent_with(two_calls(), disconnection=FallbackMessage("The editor closed; {0} did not run."))
+    template = FallbackMessage("The editor closed; {0} did not run.")
+    agent = agent_with(two_calls(), disconnection=template, reconnect_grace=0.01)
     async with FakeClient(agent, handlers=HANDLERS) as client:
         client.behave("OpenFile", Behaviour(drop="on_receive"))
         result = await run_ide(agent, client)
     assert results(result.transcript)[0].result.error == "The editor closed; OpenFile did not run."
+
+
+async def test_a_client_back_within_the_grace_period_delivers_its_result_under_the_default_strategy() -> None:
+    agent = agent_with(ScriptedModel([[call("OpenFile", "c1", path="a")], "done"]))  # FallbackMessage
+    async with FakeClient(agent, handlers=HANDLERS) as client:
+        client.behave("OpenFile", Behaviour(drop="after_execute", reconnect=True))  # the result was lost
+        result = await run_ide(agent, client)
+    assert results(result.transcript)[0].result.data == "opened"  # not "Client disconnected"
+    assert list(client.executions.values()) == [1]  # asked again, answered from the client's ledger
+
+
+async def test_the_strategy_applies_once_the_grace_period_is_over() -> None:
+    agent = agent_with(ScriptedModel([[call("OpenFile", "c1", path="a")], "done"]), reconnect_grace=0.05)
+    async with FakeClient(agent, handlers=HANDLERS) as client:
+        client.behave("OpenFile", Behaviour(drop="on_receive"))
+        with anyio.fail_after(5):
+            result = await run_ide(agent, client)
+    assert results(result.transcript)[0].result.error_code == "client_disconnected"
+
+
+def test_a_negative_grace_period_is_refused() -> None:
+    with pytest.raises(UsageError, match="reconnect_grace"):
+        ClientToolsConfig(reconnect_grace=-1)
 
 
 async def test_retry_with_backoff_resends_the_same_request_after_a_reconnect() -> None:
@@ -126,7 +150,7 @@ async def test_retry_with_backoff_resends_the_same_request_after_a_reconnect() -
 
 async def test_retry_with_backoff_falls_back_when_the_client_never_returns() -> None:
     strategy = RetryWithBackoff(max_retries=2, initial_delay=0.01, max_delay=0.02)
-    agent = agent_with(two_calls(), disconnection=strategy)
+    agent = agent_with(two_calls(), disconnection=strategy, reconnect_grace=0.01)
     async with FakeClient(agent, handlers=HANDLERS) as client:
         client.behave("OpenFile", Behaviour(drop="on_receive"))
         result = await run_ide(agent, client)
@@ -134,7 +158,7 @@ async def test_retry_with_backoff_falls_back_when_the_client_never_returns() -> 
 
 
 async def test_fail_fast_ends_the_run_with_an_error_and_a_valid_transcript() -> None:
-    agent = agent_with(two_calls(), disconnection=FailFast())
+    agent = agent_with(two_calls(), disconnection=FailFast(), reconnect_grace=0.01)
     async with FakeClient(agent, handlers=HANDLERS) as client:
         client.behave("OpenFile", Behaviour(drop="on_receive"))
         with pytest.raises(ClientDisconnected, match="OpenFile"):

@@ -28,6 +28,7 @@ from toolwire.protocol import (
     RunStatus,
     Severity,
     StartAnswer,
+    ToolUseCancel,
     ToolUseRequest,
     ToolUseResult,
     UserMessage,
@@ -54,6 +55,7 @@ EVERY_MESSAGE: list[Message] = [
     ConsentRequest(id="k1", call_id="c1", tool_name="Del", mode="destructive", reason="r", arguments={"p": "x"}),
     ConsentAnswer(id="k1", allow=True, scope="thread"),
     RunStatus(run_id="run_1", status="failed", detail="boom"),
+    ToolUseCancel(id="req_1", code="timeout", reason="Tool execution exceeded timeout of 30000ms"),
 ]
 
 

@@ -23,9 +23,11 @@ from ..errors import RegistrationError as RegistrationError
 from .consent import ConsentHandler as ConsentHandler
 from .events import AnswerText as AnswerText
 from .events import ClientToolCall as ClientToolCall
+from .events import ClientToolCanceled as ClientToolCanceled
 from .events import ConnectionClosed as ConnectionClosed
 from .events import ConsentPrompt as ConsentPrompt
 from .events import Event as Event
+from .events import ResultRefused as ResultRefused
 from .events import RunFailed as RunFailed
 from .events import RunFinished as RunFinished
 from .events import RunStarted as RunStarted
@@ -44,6 +46,7 @@ __all__ = [
     "AnswerText",
     "Client",
     "ClientToolCall",
+    "ClientToolCanceled",
     "ConnectionClosed",
     "ConsentHandler",
     "ConsentPrompt",
@@ -55,6 +58,7 @@ __all__ = [
     "Link",
     "Reconnect",
     "RegistrationError",
+    "ResultRefused",
     "RunFailed",
     "RunFinished",
     "RunStarted",

@@ -113,6 +113,33 @@ class ClientToolCall:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ClientToolCanceled:
+    """The server settled a call this client was sent without its result (ToolUseCancel).
+
+    Its handler, if it still ran, was cancelled, and no result is sent for it.
+    """
+
+    request_id: str
+    code: str
+    """How the server settled the call: `timeout`, `canceled`, `client_disconnected`, ..."""
+    reason: str | None = None
+    running: bool = False
+    """The handler was still running (and was cancelled)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResultRefused:
+    """The server refused a result this client sent (ErrorMessage 302).
+
+    The call was settled without it (its deadline passed, the run stopped, the client was gone
+    too long) or it was answered already. The tool ran; the model was not told its result.
+    """
+
+    request_id: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ConsentPrompt:
     """The server asked whether a call may run, and this client answered."""
 
@@ -134,6 +161,14 @@ class RunFinished:
 
 
 Event: TypeAlias = (
-    RunStarted | AnswerText | ServerToolCall | ServerToolResult | ClientToolCall | ConsentPrompt | RunFinished
+    RunStarted
+    | AnswerText
+    | ServerToolCall
+    | ServerToolResult
+    | ClientToolCall
+    | ClientToolCanceled
+    | ResultRefused
+    | ConsentPrompt
+    | RunFinished
 )
 """Everything `Client.send()` yields."""

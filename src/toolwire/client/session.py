@@ -4,6 +4,8 @@ The `Link` carries the frames; the client acts on what arrives and turns it into
 
 ```
 ToolUseRequest(client) ──► ledger ──► handler task ──► ToolUseResult   (a known id: the stored result)
+ToolUseCancel ──► the handler task cancelled, no result sent, ClientToolCanceled
+ErrorMessage 302 for a result sent ──► ResultRefused
 ToolUseRequest(server), ToolUseResult ──► ServerToolCall, ServerToolResult (mirrored, never run here)
 ConsentRequest ──► consent task ──► ConsentAnswer, ConsentPrompt
 AssistantSentence, RunStatus ──► AnswerText, RunStarted, RunFinished | RunFailed
@@ -43,6 +45,7 @@ from ..protocol import (
     RegisterTools,
     RegisterToolsResult,
     RunStatus,
+    ToolUseCancel,
     ToolUseRequest,
     ToolUseResult,
     UserMessage,
@@ -51,9 +54,11 @@ from . import consent
 from .events import (
     AnswerText,
     ClientToolCall,
+    ClientToolCanceled,
     ConnectionClosed,
     ConsentPrompt,
     Event,
+    ResultRefused,
     RunFailed,
     RunFinished,
     RunStarted,
@@ -97,12 +102,15 @@ class Client:
         *,
         token: str,
         on_consent: consent.ConsentHandler | None = None,
+        on_refused: Callable[[ResultRefused], object] | None = None,
         reconnect: Reconnect | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.handlers = Handlers(limits)
         self.ledger = ExecutionLedger()
         self.on_consent = on_consent
+        self.on_refused = on_refused
+        """Told of every result the server refused, also outside a `send()` (its run may have ended)."""
         self.link = Link(url, token=token, receive=self._act, failed=self._fail, reconnect=reconnect, limits=limits)
         """The connection across sockets (see `toolwire.client.link`)."""
         self._tasks: TaskGroup | None = None
@@ -112,6 +120,12 @@ class Client:
         self._listener: MemoryObjectSendStream[Event | ToolwireError] | None = None
         self._message_stanza: int | None = None
         self._run_id: str | None = None
+        self._running: dict[str, anyio.CancelScope] = {}
+        """Request id → the scope of its handler while it runs (a ToolUseCancel cancels it)."""
+        self._withdrawn: set[str] = set()
+        """Requests the server settled without this client's result: none is sent for them."""
+        self._results: dict[int, str] = {}
+        """Stanza id → the request id of a ToolUseResult this client sent (a 302 names the stanza)."""
 
     def __repr__(self) -> str:
         return f"<Client {self.link.url.split('?', 1)[0]} conversation={self.conversation_id}>"
@@ -196,7 +210,8 @@ class Client:
 
         Yields `RunStarted`, `AnswerText` pieces, `ServerToolCall` / `ServerToolResult`
         (mirrored, never executed here), `ClientToolCall` (what this client answered),
-        `ConsentPrompt`, and last `RunFinished`. Client tools and consent prompts are answered
+        `ClientToolCanceled` (a call the server settled without this client's result),
+        `ResultRefused`, `ConsentPrompt`, and last `RunFinished`. Client tools and consent prompts are answered
         whether or not you iterate. Iterate to the end (or `stop()` the run) before sending the
         next message: a new `send()` ends the iteration of an earlier one.
 
@@ -279,6 +294,8 @@ class Client:
             case ToolUseResult() as result:
                 tool = self._mirrored.pop(result.id, "")
                 self._emit(ServerToolResult(id=result.id, tool_name=tool, result=result.to_result(tool=tool)))
+            case ToolUseCancel(id=request_id, code=code, reason=reason):
+                self._withdraw(request_id, code, reason)
             case ConsentRequest() as request:
                 self._consent_requested(request)
             case AssistantSentence(text=text, message_id=message_id) if text:
@@ -310,8 +327,15 @@ class Client:
             return
         if self._message_stanza is not None and error.originating_id == self._message_stanza:
             self._emit(RunFailed(f"the server refused the message: {error.message}"))
-        elif error.code == ErrorCode.RESULT_REFUSED:  # e.g. a result answered twice after a resume
+        elif error.code == ErrorCode.RESULT_REFUSED:  # the call was settled without it, or answered already
+            origin = error.originating_id
+            request_id = self._results.get(origin) if isinstance(origin, int) else None
             _log.info("the server refused an answer (%s): %.200s", error.code, error.message)
+            if request_id is not None:
+                refused = ResultRefused(request_id=request_id, message=error.message)
+                self._emit(refused)
+                if self.on_refused is not None:
+                    self.on_refused(refused)
         else:
             _log.warning("the server reported error %s: %.200s", error.code, error.message)
 
@@ -328,16 +352,35 @@ class Client:
 
     async def _execute(self, request: ToolUseRequest) -> None:
         started = time.monotonic()
-        try:
-            result = await self.handlers.run(request)
-        except Exception as exc:  # a bug here must still answer the request, and not end the client
-            _log.exception("answering request %s failed", request.id)
-            result = failure(request.id, "execution_error", f"the client failed: {exc}")
+        result: ToolUseResult | None = None
+        with anyio.CancelScope() as scope:
+            self._running[request.id] = scope
+            try:
+                result = await self.handlers.run(request)
+            except Exception as exc:  # a bug here must still answer the request, and not end the client
+                _log.exception("answering request %s failed", request.id)
+                result = failure(request.id, "execution_error", f"the client failed: {exc}")
+            finally:
+                del self._running[request.id]
+        if result is None or request.id in self._withdrawn:  # the server settled it: send nothing
+            result = failure(request.id, "canceled", "the server settled the call first")
+            entry = self.ledger.get(request.id)
+            if entry is not None:
+                entry.result, entry.duration_ms = result, elapsed_ms(started)
+            return
         entry = self.ledger.get(request.id)
         if entry is not None:
             entry.result, entry.duration_ms = result, elapsed_ms(started)
         await self._answer(result)
         self._emit(ClientToolCall(request=request, result=result, duration_ms=elapsed_ms(started)))
+
+    def _withdraw(self, request_id: str, code: str, reason: str | None) -> None:
+        """The server settled a call without this client's result: stop its handler, send nothing."""
+        self._remember_id(self._withdrawn, request_id)
+        scope = self._running.get(request_id)
+        if scope is not None:
+            scope.cancel()
+        self._emit(ClientToolCanceled(request_id=request_id, code=code, reason=reason, running=scope is not None))
 
     def _consent_requested(self, request: ConsentRequest) -> None:
         assert self._tasks is not None
@@ -359,8 +402,14 @@ class Client:
                 self._listener.send_nowait(item)
 
     async def _answer(self, message: ToolUseResult | ConsentAnswer) -> None:
+        request_id = message.id if isinstance(message, ToolUseResult) else None
+
+        def numbered(stanza: int) -> None:  # a 302 refusing a result names its stanza
+            if request_id is not None:
+                self._remember(self._results, stanza, request_id)
+
         with suppress(ConnectionClosed):  # gone for good: whoever waits has learnt it already
-            await self.link.post(message)
+            await self.link.post(message, numbered=numbered)
 
     def _fail(self, error: ConnectionClosed) -> None:
         """The link gave up: wake whoever waits."""
@@ -369,10 +418,16 @@ class Client:
             self._registrations.popleft().set(error)
 
     @staticmethod
-    def _remember(table: dict[str, Any], key: str, value: Any) -> None:
+    def _remember(table: dict[Any, Any], key: Any, value: Any) -> None:
         table[key] = value
         if len(table) > _MAX_REMEMBERED:
             del table[next(iter(table))]
+
+    @staticmethod
+    def _remember_id(ids: set[str], request_id: str) -> None:
+        if len(ids) >= _MAX_REMEMBERED:
+            ids.clear()  # old withdrawals: their handlers ended long ago
+        ids.add(request_id)
 
 
 @asynccontextmanager
@@ -383,6 +438,7 @@ async def connect(
     groups: Iterable[ClientToolGroup | Mapping[str, Any]] = (),
     handlers: Mapping[str, Handler] | None = None,
     on_consent: consent.ConsentHandler | None = None,
+    on_refused: Callable[[ResultRefused], object] | None = None,
     conversation: str | None = None,
     expanded_containers: Iterable[str] = (),
     reconnect: bool | Reconnect = True,
@@ -401,6 +457,9 @@ async def connect(
         groups: `ClientToolGroup`s or their camelCase dicts, registered before this returns.
         handlers: Tool name → function (more with `@client.tool`).
         on_consent: Answers the server's consent prompts (see `toolwire.client.consent`).
+        on_refused: Told when the server refuses a result this client sent (`ResultRefused`: the
+            call was settled without it, so the tool ran but the model was not told); a
+            `send()` in progress also yields it.
         conversation: The conversation to continue (`client.conversation_id` of an earlier one).
         expanded_containers: Groups or skills to offer expanded from the start.
         reconnect: Reconnect and resume when the socket drops (`Reconnect(...)` to tune it).
@@ -413,7 +472,7 @@ async def connect(
     """
     import_extra("websockets", "server")
     policy = Reconnect() if reconnect is True else reconnect or None
-    client = Client(url, token=token, on_consent=on_consent, reconnect=policy, limits=limits)
+    client = Client(url, token=token, on_consent=on_consent, on_refused=on_refused, reconnect=policy, limits=limits)
     for name, function in (handlers or {}).items():
         client.handlers.add(name, function)
     failure: BaseException | None = None

@@ -97,7 +97,6 @@ async def run_client_batch(
     emit: Callable[[RunEvent], None] | None,
     session: ClientSession,
     pipeline: Pipeline,
-    policy: PermissionPolicy,
     *,
     record: Record | None = None,
     approved: Collection[str] = (),
@@ -115,7 +114,6 @@ async def run_client_batch(
         emit: Told each call's start and end (see `Agent.stream()`).
         session: The thread's client tools; its hub sends the calls and consent prompts.
         pipeline: The agent's pipeline (over the server's tools).
-        policy: Its consent handler answers when the thread's client cannot.
         record: Keeps each call's result the moment it is decided (see `Pipeline.invoke_batch`).
         approved: Calls the policy allowed before a restart (they are not asked again).
 
@@ -128,10 +126,9 @@ async def run_client_batch(
             emit(ToolCallStarted(call, None, None, request_index, index))
             emit(ToolCallFinished(call, result, 0.0, request_index, index))
     rest = [call for call, result in zip(calls, answered, strict=True) if result is None]
-    hub, consent = session.hub, None
-    if thread_id in hub.consenting:  # consent prompts go to the thread's client (its user decides)
-        consent = hub.consent_handler(thread_id, policy.consent)  # else to the policy's handler
-    pipeline = pipeline.with_tools(session.toolbox, consent=consent)
+    # The person at the thread's client is asked when the application's policy has no consent
+    # handler of its own, or when its handler leaves the decision to them (`request.ask_client()`).
+    pipeline = pipeline.with_tools(session.toolbox, client=session.hub.client_consent(thread_id))
     batch = await pipeline.invoke_batch(
         rest,
         thread_id=thread_id,

@@ -5,7 +5,8 @@ The hub correlates requests and responses; the strategies (`FallbackMessage`, `R
 
 ```
 ClientHub.request(thread, request)
-    no client attached, or it drops before responding ──► the disconnection strategy:
+    the client drops (or dropped a moment ago) ──► wait up to `reconnect_grace` for it to come back
+    no client back, or none attached at all ──► the disconnection strategy:
         FallbackMessage  Error client_disconnected with the template (the model may carry on)
         RetryWithBackoff wait for a client to attach again, re-send the same request id, up to max_retries
         FailFast         Error client_disconnected, and the run ends with `ClientDisconnected`
@@ -26,6 +27,7 @@ from __future__ import annotations
 import logging
 import math
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
@@ -55,6 +57,8 @@ __all__ = [
 _log = logging.getLogger("toolwire.client_tools")
 
 DEFAULT_FALLBACK_TEMPLATE: Final = "Client disconnected. Tool '{0}' unavailable."
+_FORGET_LEFT: Final = 3600.0
+"""Seconds after which the hub forgets that a thread's client left (no grace is that long)."""
 
 
 @runtime_checkable
@@ -137,6 +141,10 @@ class ClientToolsConfig:
     """Joins the system prompt whenever the thread has client tool groups."""
     invoke_timeout: float = 30.0
     """Seconds a client may take to answer a call before it ends as a Timeout."""
+    reconnect_grace: float = 10.0
+    """Seconds a call waits for its client to come back after the connection dropped, before the
+    disconnection strategy applies: a page reload or a network blip loses no result. 0 applies
+    the strategy at once. The call's deadline (`invoke_timeout`) still applies."""
     disconnection: DisconnectionStrategy = field(default_factory=FallbackMessage)
     validate_schema_on_registration: bool = True
     """Check every parameters schema (limits, safe patterns, valid JSON Schema) when it is registered."""
@@ -144,6 +152,8 @@ class ClientToolsConfig:
     def __post_init__(self) -> None:
         if not self.invoke_timeout > 0:
             raise UsageError("ClientToolsConfig.invoke_timeout must be a positive number of seconds")
+        if not self.reconnect_grace >= 0:
+            raise UsageError("ClientToolsConfig.reconnect_grace must be 0 or a positive number of seconds")
 
 
 class _Pending:
@@ -154,7 +164,7 @@ class _Pending:
     than taken for the answer of a call nobody waits for.
     """
 
-    __slots__ = ("channel", "changed", "claimed", "request", "response", "thread_id", "waiting")
+    __slots__ = ("channel", "changed", "claimed", "request", "response", "sent", "thread_id", "waiting")
 
     def __init__(self, thread_id: str, request: ClientToolRequest | None) -> None:
         self.thread_id = thread_id
@@ -167,6 +177,8 @@ class _Pending:
         """A response arrived and is being saved (`ClientHub.claim`); nothing is sent meanwhile."""
         self.waiting = request is not None
         """A call awaits the response."""
+        self.sent = False
+        """The request reached a client (which may have left since)."""
 
 
 class Claim:
@@ -198,6 +210,8 @@ class ClientHub:
         self._attached: dict[str, anyio.Event] = {}
         self._pending: dict[str, _Pending] = {}
         self._consenting: set[str] = set()
+        self._left: dict[str, float] = {}
+        """Threads whose client left, and when (`time.monotonic()`), until one attaches again."""
 
     def channel(self, thread_id: str) -> ClientChannel | None:
         """The client attached to the thread now, if any."""
@@ -215,6 +229,7 @@ class ClientHub:
             self._consenting.add(thread_id)
         else:
             self._consenting.discard(thread_id)
+        self._left.pop(thread_id, None)
         if (event := self._attached.pop(thread_id, None)) is not None:
             event.set()
 
@@ -223,6 +238,11 @@ class ClientHub:
         if self._channels.get(thread_id) is channel:
             del self._channels[thread_id]
             self._consenting.discard(thread_id)
+            now = time.monotonic()
+            for thread, left in list(self._left.items()):  # threads long gone: forgotten
+                if now - left > _FORGET_LEFT:
+                    del self._left[thread]
+            self._left[thread_id] = now
         for pending in self._pending.values():
             if pending.thread_id == thread_id and pending.channel is channel and pending.response is None:
                 pending.channel = None
@@ -303,15 +323,19 @@ class ClientHub:
         retry: RetryWithBackoff | None = None,
         on_sent: Callable[[], Awaitable[object]] | None = None,
         answered: Callable[[], Awaitable[ClientToolResponse | None]] | None = None,
+        grace: float = 0.0,
     ) -> ClientToolResponse | None:
         """Send `request` to the thread's client and return its response; None if the client is gone.
 
-        With `retry`, waits for a client to attach again and re-sends the same request id, up to
-        `retry.max_retries` times. Cancel the caller (a deadline) to give up; a response arriving
-        later is refused. A response being saved when the caller is cancelled is still returned
-        (it was decided first). `answered`, if given, is asked once before the first send (the
-        request is registered by then, so no response can slip past): a response it returns (a
-        saved one, after a restart) is returned without sending anything.
+        When the client leaves (or left less than `grace` seconds ago), the call waits up to
+        `grace` seconds for it to come back and asks again (a channel that knows its client has
+        the request need not send it twice); then, with `retry`, waits for a client to attach
+        again and re-sends the same request id, up to `retry.max_retries` times. Cancel the caller
+        (a deadline) to give up; a response arriving later is refused. A response being saved
+        when the caller is cancelled is still returned (it was decided first). `answered`, if
+        given, is asked once before the first send (the request is registered by then, so no
+        response can slip past): a response it returns (a saved one, after a restart) is returned
+        without sending anything.
         """
         pending = self._pending.get(request.request_id)
         if pending is None or pending.thread_id != thread_id or pending.waiting:
@@ -322,9 +346,16 @@ class ClientHub:
             if answered is not None and pending.response is None and not pending.claimed:
                 pending.response = await answered()
             attempt = 0
+            back_by = None if grace <= 0 else time.monotonic() + grace
             while True:
                 if (response := await self._send_and_wait(pending, on_sent)) is not None:
                     return response
+                if back_by is not None and self._went_away(pending) and time.monotonic() < back_by:
+                    await self._wait_attached(thread_id, back_by - time.monotonic())
+                    if pending.response is not None:
+                        return pending.response
+                    if thread_id in self._channels:
+                        continue  # back within the grace period: ask again
                 if retry is None or attempt >= retry.max_retries:
                     return None
                 attempt += 1
@@ -358,6 +389,7 @@ class ClientHub:
             return None
         assert pending.request is not None
         pending.channel = channel
+        pending.sent = True
         if pending.changed.is_set():  # a retry: the last attempt's event fired
             pending.changed = anyio.Event()
         try:
@@ -373,6 +405,10 @@ class ClientHub:
             pending.changed = anyio.Event()
         return pending.response
 
+    def _went_away(self, pending: _Pending) -> bool:
+        """True when the call's client left: after its request reached it, or a moment before."""
+        return pending.sent or pending.thread_id in self._left
+
     async def _wait_attached(self, thread_id: str, seconds: float) -> None:
         """Wait up to `seconds` for a client to attach to the thread (at once if one is attached)."""
         if thread_id in self._channels:
@@ -381,16 +417,20 @@ class ClientHub:
         with anyio.move_on_after(seconds if math.isfinite(seconds) else math.inf):
             await event.wait()
 
-    def consent_handler(self, thread_id: str, fallback: ConsentHandler | None) -> ConsentHandler:
-        """A consent handler that asks the thread's client when it can answer, else `fallback`."""
+    def client_consent(self, thread_id: str) -> ConsentHandler | None:
+        """Asks the person at the thread's client; None when its client cannot answer consent prompts.
+
+        The application's own consent handler decides first (`PermissionPolicy(consent=...)`); the
+        client is asked when the application has none, or leaves it to them (`request.ask_client()`).
+        """
+        if thread_id not in self._consenting:
+            return None
 
         async def ask(request: ConsentRequest) -> bool | ConsentAnswer:
             channel = self._channels.get(thread_id)
             if isinstance(channel, ConsentChannel):
                 return await channel.consent(request)
-            if fallback is not None:
-                return await fallback(request)
-            return ConsentAnswer(False, "no one is available to approve it")
+            return ConsentAnswer(False, "the client left before anyone answered")
 
         return ask
 

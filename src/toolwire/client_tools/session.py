@@ -298,7 +298,12 @@ class ClientSession:
         strategy = self.config.disconnection
         retry = strategy if isinstance(strategy, RetryWithBackoff) else None
         response = await self.hub.request(
-            self.thread_id, request, retry=retry, on_sent=self._dispatched(request.call_id), answered=answered
+            self.thread_id,
+            request,
+            retry=retry,
+            on_sent=self._dispatched(request.call_id),
+            answered=answered,
+            grace=self.config.reconnect_grace,
         )
         if response is None:
             name = request.tool_name

@@ -45,6 +45,7 @@ from .messages import RegisterTools as RegisterTools
 from .messages import RegisterToolsResult as RegisterToolsResult
 from .messages import RunStatus as RunStatus
 from .messages import StartAnswer as StartAnswer
+from .messages import ToolUseCancel as ToolUseCancel
 from .messages import ToolUseRequest as ToolUseRequest
 from .messages import ToolUseResult as ToolUseResult
 from .messages import UserMessage as UserMessage
@@ -84,6 +85,7 @@ __all__ = [
     "Sequencing",
     "Severity",
     "StartAnswer",
+    "ToolUseCancel",
     "ToolUseRequest",
     "ToolUseResult",
     "UserMessage",

@@ -1,4 +1,4 @@
-"""toolwire's own messages (types 100 and up): client tool registration, consent, run status.
+"""toolwire's own messages (types 100 and up): client tool registration, consent, run status, cancel notices.
 
 Bodies carry the camelCase `to_dict()` shapes of `toolwire.client_tools.definitions` as plain maps
 (`ClientToolGroup`, `Augmentation`); this package checks only their wire shape, and the
@@ -22,6 +22,7 @@ __all__ = [
     "RegisterToolsResult",
     "RunState",
     "RunStatus",
+    "ToolUseCancel",
 ]
 
 ConsentScope = Literal["once", "thread"]
@@ -216,4 +217,35 @@ class RunStatus:
             detail=fields.optional_text("detail"),
             output=fields.optional_text("output"),
             message_id=fields.optional_text("messageId"),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUseCancel:
+    """The server settled a client call without the client's result (type 105, server → client).
+
+    Sent when a call the client was sent ends another way: its deadline passed (`timeout`), the run
+    was stopped or canceled (`canceled`), the client was gone past the reconnect grace period
+    (`client_disconnected`). The client should stop the work if it still runs and send no result:
+    one sent anyway is refused (302).
+    """
+
+    type: ClassVar[MessageType] = MessageType.TOOL_USE_CANCEL
+    id: str
+    """The ToolUseRequest's `id`."""
+    code: str
+    """How the server settled the call: a wire code (`timeout`, `canceled`, `client_disconnected`, ...)."""
+    reason: str | None = None
+    """Why, in words."""
+
+    def to_body(self) -> dict[str, Any]:
+        """Return the wire body."""
+        return without_none({"id": self.id, "code": self.code, "reason": self.reason})
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any]) -> Self:
+        """Read a wire body."""
+        fields = Fields(body, "ToolUseCancel")
+        return cls(
+            id=fields.text("id", non_empty=True), code=fields.text("code"), reason=fields.optional_text("reason")
         )

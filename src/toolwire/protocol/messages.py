@@ -26,7 +26,7 @@ from .conversation import (
     UserMessage,
 )
 from .errors import ErrorCode, ProtocolError
-from .extensions import ConsentAnswer, ConsentRequest, RegisterTools, RegisterToolsResult, RunStatus
+from .extensions import ConsentAnswer, ConsentRequest, RegisterTools, RegisterToolsResult, RunStatus, ToolUseCancel
 from .tool_use import ToolUseRequest, ToolUseResult
 from .wire import MessageType
 
@@ -47,6 +47,7 @@ __all__ = [
     "RegisterToolsResult",
     "RunStatus",
     "StartAnswer",
+    "ToolUseCancel",
     "ToolUseRequest",
     "ToolUseResult",
     "UserMessage",
@@ -69,6 +70,7 @@ Message: TypeAlias = (
     | ConsentRequest
     | ConsentAnswer
     | RunStatus
+    | ToolUseCancel
 )
 """Any message body; tell them apart with `match` or by `message.type`."""
 
@@ -125,6 +127,8 @@ def parse_body(type: int, body: Mapping[str, Any]) -> Message:
             return ConsentAnswer.from_body(body)
         case MessageType.RUN_STATUS:
             return RunStatus.from_body(body)
+        case MessageType.TOOL_USE_CANCEL:
+            return ToolUseCancel.from_body(body)
         case _:
             assert_never(known)
 

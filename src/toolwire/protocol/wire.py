@@ -34,6 +34,7 @@ class MessageType(IntEnum):
     CONSENT_REQUEST = 102
     CONSENT_ANSWER = 103
     RUN_STATUS = 104
+    TOOL_USE_CANCEL = 105
 
 
 _REQUIRED: Final = object()

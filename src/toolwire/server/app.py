@@ -293,12 +293,14 @@ class ToolwireServer:
         saved = await store.load_wire_state(thread_id)
         state = Sequencing.from_dict(saved) if saved is not None else None
         # Requests of the last process that the client has (or gets from the outbox's replay).
+        open_calls = await store.open_calls(thread_id)
         sent = {
             entry.call.id: entry.request_id
-            for entry in await store.open_calls(thread_id)
+            for entry in open_calls
             if entry.request_id is not None and entry.state in (CallState.DISPATCHED, CallState.ANSWERED)
         }
-        conversation = ServerConversation(self.agent, thread_id, principal, state, sent=sent)
+        answered = [entry.call.id for entry in open_calls if entry.state is CallState.ANSWERED]
+        conversation = ServerConversation(self.agent, thread_id, principal, state, sent=sent, answered=answered)
         self.conversations[thread_id] = conversation
         return conversation
 

@@ -7,7 +7,8 @@ the agent run in progress, and the client's side of the thread's client tools (`
 ```
 agent run ──► events ──► StartAnswer, AssistantSentence…, ToolUseRequest/Result (server tools,
               mirrored for transparency), AssistantMessage, RunStatus
-client tool call ──► ToolUseRequest(execution="client") ──► client ──► ToolUseResult ──► hub.deliver
+client tool call ──► ToolUseRequest(execution="client") ──► client ──► ToolUseResult ──► saved, hub.settle
+                     settled without it (deadline, stop, client gone) ──► ToolUseCancel
 consent ──► ConsentRequest ──► client ──► ConsentAnswer
 ```
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -45,6 +46,7 @@ from ..protocol import (
     RunStatus,
     Sequencing,
     StartAnswer,
+    ToolUseCancel,
     ToolUseRequest,
     ToolUseResult,
     decode,
@@ -71,6 +73,7 @@ class ServerConversation:
         state: Sequencing | None,
         *,
         sent: Mapping[str, str] | None = None,
+        answered: Iterable[str] = (),
     ) -> None:
         self.agent = agent
         self.thread_id = thread_id
@@ -97,6 +100,9 @@ class ServerConversation:
         self.dispatched: dict[str, str] = dict(sent or {})
         """Open client calls whose requests went to the client: call id → request id (sent by
         this process, or, given as `sent`, by the one before a restart)."""
+        self.answered: set[str] = set(answered)
+        """Those of `dispatched` whose client's answer was taken: a call settled without one is
+        withdrawn from the client (ToolUseCancel)."""
         self._lost = False
         """The connected client came back without what it had received (see `attach`)."""
         self.channel = _Channel(self)
@@ -209,6 +215,7 @@ class ServerConversation:
         finally:  # every claim ends, also when the save failed (the calls keep waiting, nothing was taken)
             for claim, call_id, response, envelope in taken:
                 if call_id in saved:
+                    self.answered.add(call_id)
                     hub.settle(claim, response)
                 else:
                     hub.settle(claim, None)
@@ -501,8 +508,16 @@ class _Relay:
                 # its arguments were invalid, the tool is unknown, the run stopped first) is shown
                 # to the client as a server call with its outcome, so its timeline misses no call.
                 # Successes without a request are the runtime's own (a group expanded): not shown.
-                if self.conversation.dispatched.pop(call.id, None) is not None:
-                    return False
+                conversation = self.conversation
+                if (request_id := conversation.dispatched.pop(call.id, None)) is not None:
+                    if call.id in conversation.answered:
+                        conversation.answered.discard(call.id)
+                        return False
+                    # Settled without the client's answer (its deadline, a stop, the client gone):
+                    # the client may still run it; it should stop, and send no result.
+                    code = result.error_code or DEFAULT_CODES.get(result.type) or "canceled"
+                    send(ToolUseCancel(id=request_id, code=code, reason=result.error or result.message))
+                    return True
                 if result.success:
                     return False
                 send(
