@@ -315,3 +315,51 @@ async def test_denials_and_consent_are_audited_without_arguments(caplog: pytest.
     events = [record.toolwire["event"] for record in caplog.records]  # type: ignore[attr-defined]
     assert events == ["denied", "consent"]
     assert "secret" not in caplog.text
+
+
+# -- who answers an Ask: the application's handler first, the client when it is given the call -------
+
+CALL = ToolCall(id="c1", name="get_secret", arguments={"name": "db"})
+ASKING_TOOL = get_secret
+
+
+async def test_the_applications_handler_answers_before_the_client() -> None:
+    asked: list[str] = []
+
+    async def client(request: ConsentRequest) -> bool:
+        asked.append("client")
+        return True
+
+    async def application(request: ConsentRequest) -> ConsentAnswer:
+        asked.append("application")
+        return ConsentAnswer(False, "not on this server")
+
+    policy = PermissionPolicy(consent=application)
+    permission = await policy.check(CALL, ASKING_TOOL, "t1", client=client)
+    assert (permission.allowed, asked) == (False, ["application"])
+
+
+async def test_an_application_can_leave_the_decision_to_the_client() -> None:
+    async def client(request: ConsentRequest) -> bool:
+        return True
+
+    async def application(request: ConsentRequest) -> bool | ConsentAnswer:
+        return await request.ask_client()
+
+    permission = await PermissionPolicy(consent=application).check(CALL, ASKING_TOOL, "t1", client=client)
+    assert permission.allowed
+
+
+async def test_without_an_application_handler_the_client_decides() -> None:
+    async def client(request: ConsentRequest) -> bool:
+        return True
+
+    assert (await PermissionPolicy().check(CALL, ASKING_TOOL, "t1", client=client)).allowed
+
+
+async def test_asking_a_client_that_is_not_there_refuses() -> None:
+    async def application(request: ConsentRequest) -> bool | ConsentAnswer:
+        return await request.ask_client()
+
+    permission = await PermissionPolicy(consent=application).check(CALL, ASKING_TOOL, "t1")
+    assert not permission.allowed and permission.reason == "no one at the client can answer"
