@@ -18,6 +18,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "protocol"
 MANIFEST: dict[str, list[dict[str, Any]]] = json.loads((FIXTURES / "manifest.json").read_text(encoding="utf-8"))
 GOOD = MANIFEST["fixtures"]
 BAD = MANIFEST["bad_frames"]
+DIALECT = MANIFEST["dialect_frames"]
 CONVERSATION = "thr_6f1c2a"
 
 

@@ -98,6 +98,15 @@ def test_the_server_surfaces_the_configuration_and_the_io_layer_accepts():
     assert client.conversation_id == server.conversation_id == "thr_new"
 
 
+def test_each_end_knows_the_features_its_peer_listed():
+    client, server = Connection("client"), Connection("server")
+    server.receive(client.hello(features=("wholeAnswers",)))
+    [answer] = server.accept("thr_new", features=("runStatus",))
+    client.receive(answer)
+    assert server.peer_features == ("wholeAnswers", ACK_IN_META)
+    assert client.peer_features == ("runStatus", ACK_IN_META)
+
+
 def test_a_frame_between_configuration_and_accept_is_refused_with_103():
     client, server = Connection("client"), Connection("server")
     server.receive(client.hello())

@@ -1,4 +1,5 @@
-"""Every protocol fixture decodes and re-encodes byte for byte; every bad frame is refused with its code."""
+"""Every protocol fixture decodes and re-encodes byte for byte; every bad frame is refused with its code;
+every frame of another implementation's dialect is read as the envelope the manifest gives."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import msgpack
 import pytest
-from protocol_support import BAD, FIXTURES, GOOD, hex_bytes, json_value, load_generate, pack
+from protocol_support import BAD, DIALECT, FIXTURES, GOOD, hex_bytes, json_value, load_generate, pack
 
 from toolwire.protocol import MessageType, ProtocolError, decode, encode
 
@@ -17,10 +18,11 @@ def _names(entries: list[dict[str, Any]]) -> list[Any]:
 
 
 def test_manifest_names_every_fixture_file_once():
-    good, bad = {entry["name"] for entry in GOOD}, {entry["name"] for entry in BAD}
-    assert len(good) == len(GOOD) and len(bad) == len(BAD) and not good & bad
+    good, bad, dialect = ({entry["name"] for entry in entries} for entries in (GOOD, BAD, DIALECT))
+    assert (len(good), len(bad), len(dialect)) == (len(GOOD), len(BAD), len(DIALECT))
+    assert not good & bad and not good & dialect and not bad & dialect
     assert {path.stem for path in FIXTURES.glob("*.json")} - {"manifest"} == good
-    assert {path.name.removesuffix(".msgpack.hex") for path in FIXTURES.glob("*.msgpack.hex")} == good | bad
+    assert {path.name.removesuffix(".msgpack.hex") for path in FIXTURES.glob("*.msgpack.hex")} == good | bad | dialect
 
 
 def test_every_message_type_has_a_fixture():
@@ -53,6 +55,18 @@ def test_bad_frame_is_refused_with_its_code(entry: dict[str, Any]):
     with pytest.raises(ProtocolError) as refused:
         decode(hex_bytes(entry["name"]))
     assert (refused.value.code, refused.value.recoverable) == (entry["code"], entry["recoverable"])
+
+
+@pytest.mark.parametrize("entry", _names(DIALECT))
+def test_dialect_frame_is_read_as_the_envelope_of_the_manifest(entry: dict[str, Any]):
+    envelope = decode(hex_bytes(entry["name"]))
+    assert envelope.type.name == entry["type"]
+    assert encode(envelope) == pack(load_generate().from_json(entry["reads_as"]))
+
+
+@pytest.mark.parametrize("entry", _names(DIALECT))
+def test_dialect_frame_is_not_what_toolwire_writes(entry: dict[str, Any]):
+    assert hex_bytes(entry["name"]) != encode(decode(hex_bytes(entry["name"])))
 
 
 def test_the_example_session_in_the_docs_is_made_of_valid_frames():

@@ -253,6 +253,8 @@ async function open(info: store.ConversationInfo): Promise<void> {
     onEvent: (event) => onEvent(event, own),
     persist: webStorage(localStorage, store.clientKey(info.local)),
     reconnect: { attempts: Infinity },
+    // The timeline shows the final answer in place of what was streamed (timeline.ts).
+    wholeAnswers: true,
   });
   client = next;
   try {

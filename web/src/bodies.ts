@@ -5,7 +5,7 @@
  * not set, so that a message always encodes to the same bytes as toolwire's Python `encode()`;
  * `parseBody()` reads one, throwing `ProtocolError` 105 for a bad field, filling the defaults, and
  * accepting the spellings of the deployed dialect (`requestId`, `arguments`, a textual `code`,
- * `features` as a map). Maps the protocol does not look into (groups, content items,
+ * `features` as a map, a failure's `error` text, `lastSeenStanzaId`, an empty Acknowledgement). Maps the protocol does not look into (groups, content items,
  * augmentation) are kept as received, key order included.
  *
  * @module
@@ -211,7 +211,9 @@ export function parseBody(type: number, body: WireMap): Message {
     case MessageType.ACKNOWLEDGEMENT: {
       const fields = new Fields(body, "Acknowledgement");
       const bounds = { low: -STANZA_MAX, high: STANZA_MAX };
-      return { type, acknowledgedStanzaId: fields.integer("acknowledgedStanzaId", undefined, bounds) };
+      // A dialect says `lastSeenStanzaId`; a body naming no stanza acknowledges nothing (0).
+      const key = fields.has("lastSeenStanzaId") && !fields.has("acknowledgedStanzaId") ? "lastSeenStanzaId" : "acknowledgedStanzaId";
+      return { type, acknowledgedStanzaId: fields.integer(key, 0, bounds) };
     }
     case MessageType.CONTROL_STOP: {
       const fields = new Fields(body, "ControlStop");
@@ -355,7 +357,7 @@ function toolUseResult(body: WireMap): ToolUseResult {
     success,
     result: fields.optionalMapping("result"),
     errorCode: fields.optionalText("errorCode"),
-    errorMessage: fields.optionalText("errorMessage"),
+    errorMessage: errorText(fields, success),
     resultType,
     needsFollowup: fields.optionalFlag("needsFollowup"),
     terminal: fields.flag("terminal", false),
@@ -363,6 +365,13 @@ function toolUseResult(body: WireMap): ToolUseResult {
     content: content as unknown as ContentItem[],
     augmentation: fields.optionalMapping("augmentation") as Augmentation | undefined,
   });
+}
+
+/** `errorMessage`, or on a failure without one the `error` text a dialect sends instead. */
+function errorText(fields: Fields, success: boolean): string | undefined {
+  const message = fields.optionalText("errorMessage");
+  const error = fields.get("error");
+  return message === undefined && !success && typeof error === "string" ? error : message;
 }
 
 function checkItem(fields: Fields, item: WireMap): void {

@@ -33,6 +33,8 @@ import { MessageType } from "./wire.js";
 export const CLIENT_VERSION = "toolwire-web/0.1.0";
 /** The optional features this client supports. */
 export const FEATURES = ["clientTools", "consent", "runStatus", "resume"];
+/** The feature that asks for an answer's AssistantMessage also after it was streamed (`wholeAnswers` option). */
+export const WHOLE_ANSWERS = "wholeAnswers";
 const MAX_REMEMBERED = 1_000;
 
 /** Options of `connect()`. */
@@ -67,6 +69,12 @@ export interface ConnectOptions {
   handshakeTimeoutMs?: number;
   /** Finished executions kept in the ledger (1,000). */
   ledgerSize?: number;
+  /**
+   * Also receive a streamed answer whole, as an `assistantMessage` event after its `answerText`
+   * events (the `wholeAnswers` feature); by default a streamed answer arrives once, streamed,
+   * and only an answer that was not streamed arrives as an `assistantMessage`.
+   */
+  wholeAnswers?: boolean;
 }
 
 /** Options of `register()`. */
@@ -318,7 +326,7 @@ export class ToolwireClient {
         this.connection.hello(conversationId, {
           clientVersion: this.options.clientVersion ?? CLIENT_VERSION,
           device: this.options.device ?? "browser",
-          features: FEATURES,
+          features: this.options.wholeAnswers ? [...FEATURES, WHOLE_ANSWERS] : FEATURES,
         }),
       );
       await handshake; // `answered()` opens the client when the server's Configuration arrives

@@ -8,13 +8,17 @@
  * UTF-8, and extension types and trailing bytes are refused. Every failure is a `ProtocolError`
  * with its code, never another exception.
  *
+ * One extension is read: type 0 with the single byte 0x00 (`d4 00 00`), which msgpackr writes for
+ * `undefined`. As a map value it makes the key absent, as `JSON.stringify` would; as an array item
+ * it reads as null. Every other extension is refused (101), and so is `undefined` as a map key.
+ *
  * `readFrame` is the first half of `decode`: it checks the bytes and the envelope and keeps the
  * body unread, so that a connection can drop a duplicate stanza before reading its body.
  *
  * @module
  */
 
-import { decode as unpack, encode as pack } from "@msgpack/msgpack";
+import { decode as unpack, encode as pack, ExtensionCodec } from "@msgpack/msgpack";
 
 import { ErrorCode, ProtocolError } from "./errors.js";
 import { envelopeToMap, parseBody } from "./bodies.js";
@@ -141,33 +145,64 @@ export function readFrame(data: Uint8Array, limits: Limits = DEFAULT_LIMITS): Fr
   return envelope(root);
 }
 
+/** What msgpackr's `undefined` reads as until `place()` drops it from its map. */
+const ABSENT = Symbol("undefined");
+const UNDEFINED = new ExtensionCodec();
+// `check` lets through only extension 0 with the byte 0x00: what it decodes to needs no look.
+UNDEFINED.register({ type: 0, encode: () => null, decode: () => ABSENT });
+
 /**
  * Read one MessagePack value under `limits` (what `check` refuses is refused first).
  *
  * @throws ProtocolError 101 or 106, like `readFrame`.
  */
 export function unpackValue(data: Uint8Array, limits: Limits = DEFAULT_LIMITS): unknown {
-  check(data, limits);
+  const undefinedValues = check(data, limits);
+  let value: unknown;
   try {
-    return unpack(data, {
+    value = unpack(data, {
       maxStrLength: limits.maxStrLen,
       maxBinLength: limits.maxBinLen,
       maxArrayLength: limits.maxArrayLen,
       maxMapLength: limits.maxMapLen,
-      maxExtLength: 0,
+      maxExtLength: 1,
+      extensionCodec: UNDEFINED,
     });
   } catch {
     // `check` accepted it, so this is not expected; don't include details either way.
     return refuse(ErrorCode.MALFORMED_FRAME, "not a valid MessagePack value");
   }
+  return undefinedValues > 0 ? place(value) : value;
+}
+
+/** Drop msgpackr's `undefined` from the maps of `root` and turn it into null in its arrays, without recursion. */
+function place(root: unknown): unknown {
+  if (root === ABSENT) return null;
+  const stack: unknown[] = [root];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (Array.isArray(node)) {
+      node.forEach((item: unknown, index) => {
+        if (item === ABSENT) node[index] = null;
+        else stack.push(item);
+      });
+    } else if (isMap(node)) {
+      for (const [key, item] of Object.entries(node)) {
+        if ((item as unknown) === ABSENT) delete node[key];
+        else stack.push(item);
+      }
+    }
+  }
+  return root;
 }
 
 /**
  * Walk one MessagePack value in `data` and refuse what toolwire does not accept, without building
  * it: a `ProtocolError` 101 (malformed, extension, key, UTF-8, trailing bytes) or 106 (a limit).
+ *
+ * @returns how many of msgpackr's `undefined` (`d4 00 00`) it holds.
  */
-export function check(data: Uint8Array, limits: Limits = DEFAULT_LIMITS): void {
-  new Scanner(data, limits).run();
+export function check(data: Uint8Array, limits: Limits = DEFAULT_LIMITS): number {
+  return new Scanner(data, limits).run();
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -182,6 +217,8 @@ interface Open {
 class Scanner {
   private pos = 0;
   private containers = 0;
+  /** How many `undefined` values were read. */
+  private undefinedValues = 0;
   private readonly view: DataView;
   private readonly stack: Open[] = [];
 
@@ -192,12 +229,13 @@ class Scanner {
     this.view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   }
 
-  run(): void {
+  run(): number {
     do {
       this.value();
       this.close();
     } while (this.stack.length > 0);
     if (this.pos !== this.data.byteLength) refuse(ErrorCode.MALFORMED_FRAME, "trailing bytes after the MessagePack value");
+    return this.undefinedValues;
   }
 
   /** Pop the containers whose items were all read. */
@@ -255,10 +293,12 @@ class Scanner {
       case 0xde:
       case 0xdf:
         return this.open(this.length(byte - 0xde + 1), true);
-      case 0xc7:
+      case 0xd4: // fixext 1: `d4 00 00` is msgpackr's undefined
+      case 0xc7: // ext 8: `c7 01 00 00`, the same value in the longer form
+        if (this.undefined(byte === 0xd4 ? [0x00, 0x00] : [0x01, 0x00, 0x00])) return;
+        return refuse(ErrorCode.MALFORMED_FRAME, "MessagePack extension types are not accepted");
       case 0xc8:
       case 0xc9:
-      case 0xd4:
       case 0xd5:
       case 0xd6:
       case 0xd7:
@@ -267,6 +307,15 @@ class Scanner {
       default: // 0xc1 is never used
         return refuse(ErrorCode.MALFORMED_FRAME, "not a valid MessagePack value (truncated, or invalid bytes)");
     }
+  }
+
+  /** Read the rest of an `undefined` (`rest`: the bytes after the marker) if it is one. */
+  private undefined(rest: number[]): boolean {
+    if (this.pos + rest.length > this.data.byteLength) return false;
+    if (rest.some((expected, offset) => this.data[this.pos + offset] !== expected)) return false;
+    this.pos += rest.length;
+    this.undefinedValues += 1;
+    return true;
   }
 
   private key(byte: number, keys: Set<string>): void {

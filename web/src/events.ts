@@ -7,7 +7,7 @@
  * | `connection` | the connection's state changed: `connecting`, `open`, `reconnecting`, `closed` (for a UI indicator) |
  * | `runStarted` / `runFinished` / `runFailed` | an agent run began, ended (with its reason and output), or failed (or the message was refused) |
  * | `answerStarted`, `answerText` | a streamed answer began; one piece of it (StartAnswer, AssistantSentence) |
- * | `assistantMessage` | the complete answer (AssistantMessage) |
+ * | `assistantMessage` | a complete answer (AssistantMessage): one that was not streamed, or every answer with the `wholeAnswers` option |
  * | `serverToolCall` / `serverToolResult` | the server runs one of its own tools: shown for transparency, never executed here |
  * | `clientToolStarted` / `clientToolCall` | this client runs one of its tools / answered it (`replayed`: from the ledger, nothing ran) |
  * | `consent` | the server asked whether a call may run, and this client answered |

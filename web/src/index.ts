@@ -33,7 +33,7 @@
  * @module
  */
 
-export { CLIENT_VERSION, connect, type ConnectOptions, FEATURES, type RegisterOptions, ToolwireClient } from "./client.js";
+export { CLIENT_VERSION, connect, type ConnectOptions, FEATURES, type RegisterOptions, ToolwireClient, WHOLE_ANSWERS } from "./client.js";
 export { envelopeToMap, parseBody, toBody } from "./bodies.js";
 export { check, decode, DEFAULT_LIMITS, encode, Frame, type Limits, packValue, readFrame, unpackValue } from "./codec.js";
 export { Connection, type ConnectionOptions, newId, type Received } from "./connection.js";

@@ -148,7 +148,7 @@ export interface ToolUseResult {
 /** The receiver processed every stanza of its peer up to this one (type 8, both ways). */
 export interface Acknowledgement {
   type: typeof MessageType.ACKNOWLEDGEMENT;
-  /** The peer's stanza id, signed as sent; cumulative. */
+  /** The peer's stanza id, signed as sent; cumulative. 0 acknowledges nothing. */
   acknowledgedStanzaId: number;
 }
 

@@ -331,6 +331,13 @@ describe("consent prompts", () => {
 });
 
 describe("chatting", () => {
+  it("asks for streamed answers once by default, and also whole with the wholeAnswers option", async () => {
+    const { server } = await start();
+    expect(server.hellos[0]!.features).toEqual(["clientTools", "consent", "runStatus", "resume"]);
+    const whole = await start({ wholeAnswers: true });
+    expect(whole.server.hellos[0]!.features).toContain("wholeAnswers");
+  });
+
   it("streams a run's events to the Run and to onEvent", async () => {
     const { server, client, events } = await start();
     const run = client.send("What did I select?");

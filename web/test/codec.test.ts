@@ -100,6 +100,12 @@ describe("what the codec refuses", () => {
     ["fixext 1", Uint8Array.from([0x81, 0xa1, 0x61, 0xd4, 0x01, 0x00])],
     ["ext 8", Uint8Array.from([0x81, 0xa1, 0x61, 0xc7, 0x01, 0x05, 0x00])],
     ["the timestamp extension", Uint8Array.from([0x81, 0xa1, 0x61, 0xd6, 0xff, 0, 0, 0, 0])],
+    ["extension 0 with the byte 1", Uint8Array.from([0x81, 0xa1, 0x61, 0xd4, 0x00, 0x01])],
+    ["extension 0 with no byte", Uint8Array.from([0x81, 0xa1, 0x61, 0xc7, 0x00, 0x00])],
+    ["extension 0 with two bytes", Uint8Array.from([0x81, 0xa1, 0x61, 0xd5, 0x00, 0x00, 0x00])],
+    ["a truncated undefined", Uint8Array.from([0x81, 0xa1, 0x61, 0xd4, 0x00])],
+    ["undefined as a map key", Uint8Array.from([0x81, 0xd4, 0x00, 0x00, 0x01])],
+    ["a key repeated with an undefined value", Uint8Array.from([0x82, 0xa1, 0x61, 0xd4, 0x00, 0x00, 0xa1, 0x61, 0x02])],
   ] as const) {
     it(`refuse ${what} with 101`, () => {
       expect(refusal(frame)).toEqual([ErrorCode.MALFORMED_FRAME, true]);
@@ -145,6 +151,98 @@ describe("what the codec refuses", () => {
         expect(error).toBeInstanceOf(ProtocolError);
       }
     }
+  });
+});
+
+/** A frame with msgpackr's `undefined` (`d4 00 00`) wherever `body` holds UNDEFINED_MARK. */
+const UNDEFINED_MARK = "\u0000undefined";
+function withUndefined(wire: unknown): Uint8Array {
+  const marked = packValue(wire);
+  const mark = [...packValue(UNDEFINED_MARK)];
+  const out: number[] = [];
+  for (let i = 0; i < marked.length; i++) {
+    if (mark.every((byte, offset) => marked[i + offset] === byte)) {
+      out.push(0xd4, 0x00, 0x00);
+      i += mark.length - 1;
+    } else {
+      out.push(marked[i]!);
+    }
+  }
+  return Uint8Array.from(out);
+}
+
+describe("msgpackr's undefined (d4 00 00)", () => {
+  const U = UNDEFINED_MARK;
+
+  it("makes a field absent", () => {
+    const envelope = decode(withUndefined({ stanzaId: 1, conversationId: "c", type: 2, body: { id: "m", content: "hi", previousId: U } }));
+    expect(envelope.message).toEqual({ type: 2, id: "m", content: "hi" });
+  });
+
+  it("makes an envelope field absent", () => {
+    const envelope = decode(withUndefined({ stanzaId: U, conversationId: "c", type: 2, meta: U, body: { id: "m", content: "hi" } }));
+    expect([envelope.stanzaId, envelope.meta]).toEqual([0, {}]);
+  });
+
+  it("is dropped from a map inside a result", () => {
+    const body = { id: "r", success: true, result: { title: "Lunch", location: U } };
+    expect(decode(withUndefined({ stanzaId: 1, type: 7, body })).message).toMatchObject({ result: { title: "Lunch" } });
+    const result = (decode(withUndefined({ stanzaId: 1, type: 7, body })).message as { result: object }).result;
+    expect(Object.keys(result)).toEqual(["title"]);
+  });
+
+  it("reads as null in an array", () => {
+    const body = { id: "r", success: true, result: { events: [1, U, 3] } };
+    expect(decode(withUndefined({ stanzaId: 1, type: 7, body })).message).toMatchObject({ result: { events: [1, null, 3] } });
+  });
+
+  it("reads the same in its ext 8 form (c7 01 00 00)", () => {
+    const frame = withUndefined({ stanzaId: 1, type: 2, body: { id: "m", content: "hi", previousId: U } });
+    const at = frame.indexOf(0xd4);
+    const longForm = Uint8Array.from([...frame.subarray(0, at), 0xc7, 0x01, 0x00, 0x00, ...frame.subarray(at + 3)]);
+    expect(decode(longForm).message).toEqual({ type: 2, id: "m", content: "hi" });
+  });
+
+  it("makes a required field missing (105)", () => {
+    expect(refusal(withUndefined({ stanzaId: 1, type: 2, body: { id: "m", content: U } }))).toEqual([ErrorCode.INVALID_MESSAGE, true]);
+  });
+
+  it("as the whole frame is refused with 105", () => {
+    expect(refusal(Uint8Array.from([0xd4, 0x00, 0x00]))).toEqual([ErrorCode.INVALID_MESSAGE, true]);
+  });
+
+  it("leaves maps that still count for the depth limit", () => {
+    let deep: unknown = { x: U };
+    for (let i = 0; i < 30; i++) deep = { x: deep };
+    const frame = withUndefined({ stanzaId: 1, type: 2, body: { id: "m", content: "hi", deep } });
+    expect(refusal(frame)).toEqual([ErrorCode.LIMIT_EXCEEDED, true]);
+  });
+});
+
+describe("the dialect's ToolUseResult and Acknowledgement", () => {
+  const result = (body: Record<string, unknown>) => decode(packValue({ stanzaId: 1, type: 7, body: { id: "r", ...body } })).message;
+  const ack = (body: Record<string, unknown>) => decode(packValue({ stanzaId: 0, type: 8, body })).message;
+
+  it("read a failure's error text as its errorMessage", () => {
+    expect(result({ success: false, error: "Disk full" })).toMatchObject({ errorMessage: "Disk full" });
+  });
+
+  it("prefer errorMessage to error", () => {
+    expect(result({ success: false, errorMessage: "Quota", error: "Disk full" })).toMatchObject({ errorMessage: "Quota" });
+  });
+
+  it("ignore the error of a success, and an error that is not text", () => {
+    expect(result({ success: true, error: "stale" })).toEqual({ type: 7, id: "r", success: true, terminal: false, content: [] });
+    expect(result({ success: false, error: { message: "x" } })).toEqual({ type: 7, id: "r", success: false, terminal: false, content: [] });
+  });
+
+  it("read lastSeenStanzaId as acknowledgedStanzaId, which wins when both are sent", () => {
+    expect(ack({ lastSeenStanzaId: -5 })).toEqual({ type: 8, acknowledgedStanzaId: -5 });
+    expect(ack({ acknowledgedStanzaId: -3, lastSeenStanzaId: -5 })).toEqual({ type: 8, acknowledgedStanzaId: -3 });
+  });
+
+  it("read an empty Acknowledgement as acknowledging nothing (0)", () => {
+    expect(ack({})).toEqual({ type: 8, acknowledgedStanzaId: 0 });
   });
 });
 

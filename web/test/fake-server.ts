@@ -4,7 +4,7 @@
 
 import { Connection } from "../src/connection.js";
 import { ConnectionClosed, ErrorCode } from "../src/errors.js";
-import type { Envelope, Message } from "../src/messages.js";
+import type { Configuration, Envelope, Message } from "../src/messages.js";
 import type { Sequencing } from "../src/sequencing.js";
 import { type Dialer, type MemoryEnd, memoryDialer } from "../src/transport.js";
 import { MessageType } from "../src/wire.js";
@@ -20,6 +20,8 @@ export class FakeServer {
   readonly received: Envelope[] = [];
   /** The URLs clients dialed. */
   readonly urls: string[] = [];
+  /** The Configuration of every handshake, in order. */
+  readonly hellos: Configuration[] = [];
   /** Each conversation's sequencing, saved after every frame (the store of the real server). */
   readonly states = new Map<string, Sequencing>();
   /** Answer the next Configuration with this final error. */
@@ -122,6 +124,7 @@ export class FakeServer {
     for (const reply of received.replies) live.end.send(reply);
     for (const envelope of received.messages) {
       if (envelope.message.type === MessageType.CONFIGURATION && !live.connection.isOpen) {
+        this.hellos.push(envelope.message);
         this.handshake(live, envelope.message.conversationId ?? "");
         continue;
       }

@@ -1,5 +1,6 @@
 // Every protocol fixture of the Python package decodes and re-encodes byte for byte; every bad
-// frame is refused with its code (the TypeScript twin of tests/protocol/test_protocol_fixtures.py).
+// frame is refused with its code; every frame of another implementation's dialect is read as the
+// envelope the manifest gives (the TypeScript twin of tests/protocol/test_protocol_fixtures.py).
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -47,6 +48,14 @@ describe("fixtures", () => {
     expect(refused).toBeInstanceOf(ProtocolError);
     const error = refused as ProtocolError;
     expect([error.code, error.recoverable]).toEqual([entry.code, entry.recoverable]);
+    });
+  }
+
+  for (const entry of MANIFEST.dialect_frames) {
+    it(`${entry.name} is read as the envelope of the manifest (${entry.what})`, () => {
+    const envelope = decode(hexBytes(entry.name));
+    expect(messageTypeName(envelope.message.type)).toBe(entry.type);
+    expect(hex(encode(envelope))).toBe(hex(packValue(fromJson(entry.reads_as))));
     });
   }
 

@@ -21,11 +21,14 @@ export interface ManifestEntry {
   code?: number;
   recoverable?: boolean;
   what?: string;
+  /** A dialect frame: the envelope toolwire reads it as, in the JSON form of the fixtures. */
+  reads_as?: unknown;
 }
 
 export const MANIFEST = JSON.parse(readFileSync(join(FIXTURES, "manifest.json"), "utf8")) as {
   fixtures: ManifestEntry[];
   bad_frames: ManifestEntry[];
+  dialect_frames: ManifestEntry[];
 };
 
 export function hexBytes(name: string): Uint8Array {

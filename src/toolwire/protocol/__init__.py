@@ -23,6 +23,7 @@ from .codec import encode as encode
 from .codec import read_frame as read_frame
 from .connection import ACK_IN_META as ACK_IN_META
 from .connection import META_ACK as META_ACK
+from .connection import WHOLE_ANSWERS as WHOLE_ANSWERS
 from .connection import Connection as Connection
 from .connection import Received as Received
 from .errors import ErrorCode as ErrorCode
@@ -58,6 +59,7 @@ __all__ = [
     "ACK_IN_META",
     "DEFAULT_LIMITS",
     "META_ACK",
+    "WHOLE_ANSWERS",
     "Acknowledgement",
     "AssistantMessage",
     "AssistantSentence",

@@ -6,6 +6,10 @@ empty maps would otherwise become ~70 MiB of Python objects), map keys must be u
 extension types and trailing bytes are refused, and every failure is a `ProtocolError` with
 the code of `errors.ErrorCode`, never another exception.
 
+One extension is read: type 0 with the single byte 0x00 (`d4 00 00`), which msgpackr, a
+JavaScript encoder, writes for `undefined`. As a map value it makes the key absent, as
+`JSON.stringify` would; as an array item it reads as nil. Every other extension is refused (101).
+
 `read_frame` is the first half of `decode`: it checks the bytes and the envelope and keeps the
 body unread, so that a connection can drop a duplicate stanza before reading its body.
 """
@@ -131,13 +135,33 @@ def read_frame(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Frame:
     return _envelope(root)
 
 
-class _Budget:
-    """Counts containers while msgpack builds them, and checks each map's keys."""
+class _Absent:
+    """What `undefined` (extension 0, byte 0x00) reads as until its map or array is built."""
 
-    __slots__ = ("left",)
+    __slots__ = ()
+
+
+_ABSENT: Final = _Absent()
+_UNDEFINED: Final = (0, b"\x00")
+"""msgpackr's `undefined`: extension type 0 with one byte 0."""
+
+
+class _Budget:
+    """Counts containers while msgpack builds them, checks each map's keys, and places `undefined`."""
+
+    __slots__ = ("absent", "left")
 
     def __init__(self, containers: int) -> None:
         self.left = containers
+        self.absent = 0
+        """`undefined` values read and not yet dropped from their map (or turned nil in an array)."""
+
+    def undefined(self, code: int, data: bytes) -> _Absent:
+        """The ext_hook: msgpackr's `undefined` reads as absent; any other extension is refused."""
+        if (code, data) != _UNDEFINED:
+            _refuse(ErrorCode.MALFORMED_FRAME, "MessagePack extension types are not accepted")
+        self.absent += 1
+        return _ABSENT
 
     def _spend(self) -> None:
         self.left -= 1
@@ -151,15 +175,20 @@ class _Budget:
             _refuse(ErrorCode.MALFORMED_FRAME, "a map repeats a key")
         if bytes in map(type, built):  # `strict_map_key` lets only str and bytes keys through
             _refuse(ErrorCode.MALFORMED_FRAME, "map keys must be strings")
+        if self.absent:  # msgpack builds values before their map: an `undefined` here is one of these
+            for key in [key for key, value in pairs if value is _ABSENT]:
+                del built[key]
+                self.absent -= 1
         return built
 
     def array(self, items: list[Any]) -> list[Any]:
         self._spend()
+        if self.absent:  # no key to leave out: nil, as JSON writes `undefined` in an array
+            for index, item in enumerate(items):
+                if item is _ABSENT:
+                    items[index] = None
+                    self.absent -= 1
         return items
-
-
-def _refuse_extension(code: int, data: bytes) -> NoReturn:
-    _refuse(ErrorCode.MALFORMED_FRAME, "MessagePack extension types are not accepted")
 
 
 def _unpack(data: bytes, limits: Limits) -> tuple[Any, int]:
@@ -173,14 +202,14 @@ def _unpack(data: bytes, limits: Limits) -> tuple[Any, int]:
             use_list=True,
             object_pairs_hook=budget.map,
             list_hook=budget.array,
-            ext_hook=_refuse_extension,
+            ext_hook=budget.undefined,
             max_str_len=limits.max_str_len,
             max_bin_len=limits.max_bin_len,
             max_array_len=limits.max_array_len,
             max_map_len=limits.max_map_len,
-            max_ext_len=0,
+            max_ext_len=len(_UNDEFINED[1]),
         )
-        return root, limits.max_containers - budget.left
+        return (None if root is _ABSENT else root), limits.max_containers - budget.left
     except ProtocolError:
         raise
     except msgpack.ExtraData:

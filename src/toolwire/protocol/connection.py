@@ -45,13 +45,16 @@ from .messages import Envelope, Message
 from .sequencing import Role, Sequencer, Sequencing
 from .wire import MessageType
 
-__all__ = ["ACK_IN_META", "META_ACK", "Connection", "Received"]
+__all__ = ["ACK_IN_META", "META_ACK", "WHOLE_ANSWERS", "Connection", "Received"]
 
 _UNNUMBERED: Final = frozenset((MessageType.CONFIGURATION, MessageType.ACKNOWLEDGEMENT))
 ACK_IN_META: Final = "ackInMeta"
 """The feature of the Configuration by which an end says it reads acknowledgements in `meta`."""
 META_ACK: Final = "acknowledgedStanzaId"
 """The `meta` key of a piggybacked acknowledgement (its value as in an Acknowledgement's body)."""
+WHOLE_ANSWERS: Final = "wholeAnswers"
+"""The feature of a client's Configuration that asks for an answer's AssistantMessage also after
+it was streamed (StartAnswer, AssistantSentence…); without it a streamed answer is sent once."""
 _Phase = Literal["handshake", "accepting", "open", "closed"]
 
 
@@ -117,6 +120,8 @@ class Connection:
         self.peer_seen = 0
         """Server: the last of its stanzas the client said it had seen, in its Configuration (its
         `lastSequenceSeen`; 0 for a new conversation). Set by `accept()`."""
+        self.peer_features: tuple[str, ...] = ()
+        """The features the peer's Configuration listed; set when the handshake completes."""
 
     @classmethod
     def resume(cls, state: Sequencing, **options: Any) -> Connection:
@@ -226,7 +231,8 @@ class Connection:
         answer = Configuration(
             conversation_id=conversation_id, last_sequence_seen=seen, features=self._offered(features)
         )
-        self._piggybacking = self.piggyback and ACK_IN_META in self._hello.features
+        self.peer_features = self._hello.features
+        self._piggybacking = self.piggyback and ACK_IN_META in self.peer_features
         self._phase = "open"
         return [encode(Envelope(0, conversation_id, answer)), *self._seq.replay_after(peer_seen)]
 
@@ -376,6 +382,7 @@ class Connection:
             raise ProtocolError(ErrorCode.CONVERSATION_SWITCH_REFUSED, message, False)
         if self._seq.conversation_id != config.conversation_id:
             self._seq = Sequencer(config.conversation_id, max_outbox=self.max_outbox)
+        self.peer_features = config.features
         self._piggybacking = self.piggyback and ACK_IN_META in config.features
         self._phase = "open"
         return self._seq.replay_after(config.last_sequence_seen)

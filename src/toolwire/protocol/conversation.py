@@ -27,6 +27,7 @@ __all__ = [
 
 STANZA_MAX = 2**31 - 1
 """Stanza ids are int32 on the wire."""
+_ACKNOWLEDGED = "acknowledgedStanzaId"
 
 
 def without_none(body: dict[str, Any]) -> dict[str, Any]:
@@ -146,7 +147,7 @@ class Acknowledgement:
 
     type: ClassVar[MessageType] = MessageType.ACKNOWLEDGEMENT
     acknowledged_stanza_id: int
-    """The peer's stanza id (signed, as sent); cumulative."""
+    """The peer's stanza id (signed, as sent); cumulative. 0 acknowledges nothing."""
 
     def to_body(self) -> dict[str, Any]:
         """Return the wire body."""
@@ -154,9 +155,14 @@ class Acknowledgement:
 
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> Self:
-        """Read a wire body."""
+        """Read a wire body; a dialect's `lastSeenStanzaId` is read for `acknowledgedStanzaId`.
+
+        A body naming no stanza (empty, as a dialect sends) acknowledges nothing (0): reading it as
+        "everything" could drop from the outbox frames the peer never got.
+        """
         fields = Fields(body, "Acknowledgement")
-        return cls(acknowledged_stanza_id=fields.integer("acknowledgedStanzaId", low=-STANZA_MAX, high=STANZA_MAX))
+        key = "lastSeenStanzaId" if fields.has("lastSeenStanzaId") and not fields.has(_ACKNOWLEDGED) else _ACKNOWLEDGED
+        return cls(acknowledged_stanza_id=fields.integer(key, 0, low=-STANZA_MAX, high=STANZA_MAX))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -212,7 +212,11 @@ class ToolUseResult:
 
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> Self:
-        """Read a wire body; `requestId` names the request when present (a dialect seen in the field)."""
+        """Read a wire body, and the spellings of a dialect seen in the field.
+
+        `requestId` names the request when present; a failure's `error` text stands for an absent
+        `errorMessage` (another type of `error` is ignored, as an unknown field).
+        """
         fields = Fields(body, "ToolUseResult")
         success = fields.flag("success")
         result_type = fields.optional_integer("resultType", low=0, high=len(ResultType) - 1)
@@ -227,7 +231,7 @@ class ToolUseResult:
             success=success,
             result=fields.optional_mapping("result"),
             error_code=fields.optional_text("errorCode"),
-            error_message=fields.optional_text("errorMessage"),
+            error_message=_error_message(fields, success),
             result_type=result_type,
             needs_followup=fields.optional_flag("needsFollowup"),
             terminal=fields.flag("terminal", False),
@@ -235,6 +239,14 @@ class ToolUseResult:
             content=content,
             augmentation=fields.optional_mapping("augmentation"),
         )
+
+
+def _error_message(fields: Fields, success: bool) -> str | None:
+    """`errorMessage`, or on a failure without one the `error` text a dialect sends instead."""
+    message = fields.optional_text("errorMessage")
+    if message is None and not success and isinstance(error := fields.get("error"), str):
+        return error
+    return message
 
 
 def _check_item(fields: Fields, item: Mapping[str, Any]) -> None:

@@ -38,6 +38,7 @@ from ..errors import RegistrationError, UsageError
 from ..loop import Agent
 from ..protocol import (
     DEFAULT_LIMITS,
+    WHOLE_ANSWERS,
     Configuration,
     Connection,
     ConsentAnswer,
@@ -67,7 +68,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 """The browser client: the chat page and the TypeScript client bundle (built from web/)."""
 HANDSHAKE_TIMEOUT = 10.0
 """Seconds a connection may take to send its Configuration."""
-FEATURES = ("clientTools", "consent", "runStatus", "resume")
+FEATURES = ("clientTools", "consent", "runStatus", "resume", WHOLE_ANSWERS)
 ACK_DELAY = 0.2
 """Seconds the server waits before acknowledging a client's stanzas (sooner once `ACK_SOON` wait)."""
 ACK_SOON = 16

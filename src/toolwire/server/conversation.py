@@ -6,7 +6,8 @@ the agent run in progress, and the client's side of the thread's client tools (`
 
 ```
 agent run ──► events ──► StartAnswer, AssistantSentence…, ToolUseRequest/Result (server tools,
-              mirrored for transparency), AssistantMessage, RunStatus
+              mirrored for transparency), AssistantMessage (an answer not streamed, or asked for
+              with `wholeAnswers`), RunStatus
 client tool call ──► ToolUseRequest(execution="client") ──► client ──► ToolUseResult ──► saved, hub.settle
                      settled without it (deadline, stop, client gone) ──► ToolUseCancel
 consent ──► ConsentRequest ──► client ──► ConsentAnswer
@@ -27,13 +28,14 @@ from ..client_tools.channel import Claim
 from ..client_tools.definitions import ClientToolRequest, ClientToolResponse
 from ..envelopes import DEFAULT_CODES, ResultType
 from ..errors import ClientDisconnected, ProviderError, RegistrationError
-from ..events import RunEvent, RunFinished
+from ..events import ModelRequestStarted, RunEvent, RunFinished
 from ..loop import Agent
 from ..models import TextDelta
 from ..pipeline import ToolCallFinished, ToolCallStarted
 from ..policy import ConsentAnswer as PolicyConsentAnswer
 from ..policy import ConsentRequest as PolicyConsentRequest
 from ..protocol import (
+    WHOLE_ANSWERS,
     AssistantMessage,
     AssistantSentence,
     Connection,
@@ -114,6 +116,11 @@ class ServerConversation:
     def connected(self) -> bool:
         """True while a client is connected."""
         return self._writer is not None
+
+    @property
+    def whole_answers(self) -> bool:
+        """The client (connected, or the last one) asked for whole answers also after streamed ones."""
+        return WHOLE_ANSWERS in self.connection.peer_features
 
     @property
     def busy(self) -> bool:
@@ -469,6 +476,8 @@ class _Relay:
         self.message_id = message_id
         self.answer_id: str | None = None
         self.sentence = 0
+        self.streaming = False
+        """The model's current turn streamed text: if it ends the run, its answer was streamed."""
 
     def status(self, status: RunState, **fields: str | None) -> RunStatus:
         """This run's RunStatus message."""
@@ -482,12 +491,16 @@ class _Relay:
     def _post(self, event: RunEvent) -> bool:
         send, server_tools = self.conversation.post, self.conversation.agent.toolbox
         match event:
+            case ModelRequestStarted():
+                self.streaming = False
+                return False
             case TextDelta(text=text) if text:
                 if self.answer_id is None:
                     self.answer_id = "msg_" + secrets.token_hex(8)
                     send(StartAnswer(message_id=self.answer_id, previous_id=self.message_id))
                 send(AssistantSentence(message_id=self.answer_id, sequence=self.sentence, text=text))
                 self.sentence += 1
+                self.streaming = True
             case ToolCallStarted(call=call, mode=mode) if call.name in server_tools:
                 mirrored = ToolUseRequest(
                     id=call.id,
@@ -533,7 +546,11 @@ class _Relay:
             case RunFinished(result=result):
                 if self.answer_id is not None:
                     send(AssistantSentence(message_id=self.answer_id, sequence=self.sentence, text="", is_final=True))
-                if result.output:
+                # Streamed, the answer is not sent again as a whole (a client would show it twice),
+                # unless the client asked for it (`wholeAnswers`). A terminal result's message was
+                # never streamed: it is sent whole.
+                streamed = self.streaming and result.reason == "answer"
+                if result.output and (not streamed or self.conversation.whole_answers):
                     send(
                         AssistantMessage(
                             id="msg_" + secrets.token_hex(8), content=result.output, previous_id=self.message_id

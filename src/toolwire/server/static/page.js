@@ -858,7 +858,9 @@ async function open(info) {
     },
     onEvent: (event) => onEvent(event, own),
     persist: webStorage(localStorage, clientKey(info.local)),
-    reconnect: { attempts: Infinity }
+    reconnect: { attempts: Infinity },
+    // The timeline shows the final answer in place of what was streamed (timeline.ts).
+    wholeAnswers: true
   });
   client = next;
   try {

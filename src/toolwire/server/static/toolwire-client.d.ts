@@ -275,7 +275,7 @@ export interface ToolUseResult {
 /** The receiver processed every stanza of its peer up to this one (type 8, both ways). */
 export interface Acknowledgement {
 	type: typeof MessageType.ACKNOWLEDGEMENT;
-	/** The peer's stanza id, signed as sent; cumulative. */
+	/** The peer's stanza id, signed as sent; cumulative. 0 acknowledges nothing. */
 	acknowledgedStanzaId: number;
 }
 /** Stop the current answer or operation (type 10, client → server). */
@@ -451,8 +451,10 @@ export declare function unpackValue(data: Uint8Array, limits?: Limits): unknown;
 /**
  * Walk one MessagePack value in `data` and refuse what toolwire does not accept, without building
  * it: a `ProtocolError` 101 (malformed, extension, key, UTF-8, trailing bytes) or 106 (a limit).
+ *
+ * @returns how many of msgpackr's `undefined` (`d4 00 00`) it holds.
  */
-export declare function check(data: Uint8Array, limits?: Limits): void;
+export declare function check(data: Uint8Array, limits?: Limits): number;
 /** A decision about one consent request. */
 export interface ConsentDecision {
 	allow: boolean;
@@ -905,6 +907,8 @@ export declare function memoryDialer(accept: (server: MemoryEnd, url: string) =>
 export declare const CLIENT_VERSION = "toolwire-web/0.1.0";
 /** The optional features this client supports. */
 export declare const FEATURES: string[];
+/** The feature that asks for an answer's AssistantMessage also after it was streamed (`wholeAnswers` option). */
+export declare const WHOLE_ANSWERS = "wholeAnswers";
 /** Options of `connect()`. */
 export interface ConnectOptions {
 	/** Sent as the `token` query parameter (browsers cannot set headers on a WebSocket). */
@@ -937,6 +941,12 @@ export interface ConnectOptions {
 	handshakeTimeoutMs?: number;
 	/** Finished executions kept in the ledger (1,000). */
 	ledgerSize?: number;
+	/**
+	 * Also receive a streamed answer whole, as an `assistantMessage` event after its `answerText`
+	 * events (the `wholeAnswers` feature); by default a streamed answer arrives once, streamed,
+	 * and only an answer that was not streamed arrives as an `assistantMessage`.
+	 */
+	wholeAnswers?: boolean;
 }
 /** Options of `register()`. */
 export interface RegisterOptions {

@@ -1876,7 +1876,8 @@ function parseBody(type, body) {
     case MessageType.ACKNOWLEDGEMENT: {
       const fields = new Fields(body, "Acknowledgement");
       const bounds = { low: -STANZA_MAX, high: STANZA_MAX };
-      return { type, acknowledgedStanzaId: fields.integer("acknowledgedStanzaId", void 0, bounds) };
+      const key = fields.has("lastSeenStanzaId") && !fields.has("acknowledgedStanzaId") ? "lastSeenStanzaId" : "acknowledgedStanzaId";
+      return { type, acknowledgedStanzaId: fields.integer(key, 0, bounds) };
     }
     case MessageType.CONTROL_STOP: {
       const fields = new Fields(body, "ControlStop");
@@ -2015,7 +2016,7 @@ function toolUseResult(body) {
     success: success2,
     result: fields.optionalMapping("result"),
     errorCode: fields.optionalText("errorCode"),
-    errorMessage: fields.optionalText("errorMessage"),
+    errorMessage: errorText(fields, success2),
     resultType,
     needsFollowup: fields.optionalFlag("needsFollowup"),
     terminal: fields.flag("terminal", false),
@@ -2023,6 +2024,11 @@ function toolUseResult(body) {
     content,
     augmentation: fields.optionalMapping("augmentation")
   });
+}
+function errorText(fields, success2) {
+  const message = fields.optionalText("errorMessage");
+  const error = fields.get("error");
+  return message === void 0 && !success2 && typeof error === "string" ? error : message;
 }
 function checkItem(fields, item) {
   switch (fields.choice("type", ["text", "json", "binary"])) {
@@ -2147,22 +2153,46 @@ function readFrame(data, limits = DEFAULT_LIMITS) {
   const root = unpackValue(data, limits);
   return envelope(root);
 }
+var ABSENT = /* @__PURE__ */ Symbol("undefined");
+var UNDEFINED = new ExtensionCodec();
+UNDEFINED.register({ type: 0, encode: () => null, decode: () => ABSENT });
 function unpackValue(data, limits = DEFAULT_LIMITS) {
-  check(data, limits);
+  const undefinedValues = check(data, limits);
+  let value;
   try {
-    return decode(data, {
+    value = decode(data, {
       maxStrLength: limits.maxStrLen,
       maxBinLength: limits.maxBinLen,
       maxArrayLength: limits.maxArrayLen,
       maxMapLength: limits.maxMapLen,
-      maxExtLength: 0
+      maxExtLength: 1,
+      extensionCodec: UNDEFINED
     });
   } catch {
     return refuse(ErrorCode.MALFORMED_FRAME, "not a valid MessagePack value");
   }
+  return undefinedValues > 0 ? place(value) : value;
+}
+function place(root) {
+  if (root === ABSENT) return null;
+  const stack = [root];
+  for (let node = stack.pop(); node !== void 0; node = stack.pop()) {
+    if (Array.isArray(node)) {
+      node.forEach((item, index) => {
+        if (item === ABSENT) node[index] = null;
+        else stack.push(item);
+      });
+    } else if (isMap(node)) {
+      for (const [key, item] of Object.entries(node)) {
+        if (item === ABSENT) delete node[key];
+        else stack.push(item);
+      }
+    }
+  }
+  return root;
 }
 function check(data, limits = DEFAULT_LIMITS) {
-  new Scanner(data, limits).run();
+  return new Scanner(data, limits).run();
 }
 var utf8 = new TextDecoder("utf-8", { fatal: true });
 var Scanner = class {
@@ -2175,6 +2205,8 @@ var Scanner = class {
   limits;
   pos = 0;
   containers = 0;
+  /** How many `undefined` values were read. */
+  undefinedValues = 0;
   view;
   stack = [];
   run() {
@@ -2183,6 +2215,7 @@ var Scanner = class {
       this.close();
     } while (this.stack.length > 0);
     if (this.pos !== this.data.byteLength) refuse(ErrorCode.MALFORMED_FRAME, "trailing bytes after the MessagePack value");
+    return this.undefinedValues;
   }
   /** Pop the containers whose items were all read. */
   close() {
@@ -2238,10 +2271,13 @@ var Scanner = class {
       case 222:
       case 223:
         return this.open(this.length(byte - 222 + 1), true);
+      case 212:
+      // fixext 1: `d4 00 00` is msgpackr's undefined
       case 199:
+        if (this.undefined(byte === 212 ? [0, 0] : [1, 0, 0])) return;
+        return refuse(ErrorCode.MALFORMED_FRAME, "MessagePack extension types are not accepted");
       case 200:
       case 201:
-      case 212:
       case 213:
       case 214:
       case 215:
@@ -2250,6 +2286,14 @@ var Scanner = class {
       default:
         return refuse(ErrorCode.MALFORMED_FRAME, "not a valid MessagePack value (truncated, or invalid bytes)");
     }
+  }
+  /** Read the rest of an `undefined` (`rest`: the bytes after the marker) if it is one. */
+  undefined(rest) {
+    if (this.pos + rest.length > this.data.byteLength) return false;
+    if (rest.some((expected, offset) => this.data[this.pos + offset] !== expected)) return false;
+    this.pos += rest.length;
+    this.undefinedValues += 1;
+    return true;
   }
   key(byte, keys) {
     let size;
@@ -3424,6 +3468,7 @@ function memoryDialer(accept) {
 // src/client.ts
 var CLIENT_VERSION = "toolwire-web/0.1.0";
 var FEATURES = ["clientTools", "consent", "runStatus", "resume"];
+var WHOLE_ANSWERS = "wholeAnswers";
 var MAX_REMEMBERED2 = 1e3;
 async function connect(url, options) {
   const client = new ToolwireClient(url, options);
@@ -3631,7 +3676,7 @@ var ToolwireClient = class {
         this.connection.hello(conversationId, {
           clientVersion: this.options.clientVersion ?? CLIENT_VERSION,
           device: this.options.device ?? "browser",
-          features: FEATURES
+          features: this.options.wholeAnswers ? [...FEATURES, WHOLE_ANSWERS] : FEATURES
         })
       );
       await handshake;
@@ -3886,6 +3931,7 @@ export {
   ToolwireClient,
   ToolwireError,
   UsageError,
+  WHOLE_ANSWERS,
   argumentProblems,
   backoff,
   check,
