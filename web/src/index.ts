@@ -97,6 +97,7 @@ export {
   type RunState,
   type RunStatus,
   type StartAnswer,
+  type ToolUseCancel,
   type ToolUseRequest,
   type ToolUseResult,
   type UserMessage,
