@@ -141,6 +141,35 @@ def test_a_reload_during_a_client_call_resumes_and_completes_it(chat: ChatPage) 
     chat.screenshot("after-reload")
 
 
+def test_a_browser_call_the_server_withdraws_shows_as_withdrawn_and_is_not_asked_again(chat: ChatPage) -> None:
+    page = chat.page
+    chat.open()
+    chat.send("ask me something")
+    question = page.get_by_label("What should I call you?")
+    expect(question).to_be_visible()  # GetUserInput waits for the person
+    page.get_by_role("button", name="Stop", exact=True).click()  # ControlStop: the server settles the call
+
+    entry = chat.tool("GetUserInput")
+    expect(entry).to_have_attribute("data-withdrawn", "canceled")
+    expect(entry).to_have_attribute("data-outcome", "canceled")
+    expect(entry.locator(".withdrawn")).to_have_text(re.compile(r"^Canceled by the server: canceled"))
+    expect(entry.locator(".outcome")).to_have_text("Canceled")
+    expect(question).to_have_count(0)  # the question left with the call
+    expect(page.locator("#timeline .entry.notice").last).to_contain_text("Stopped")
+    expect(page.get_by_role("button", name="Send", exact=True)).to_be_enabled()
+    chat.screenshot("withdrawn")
+
+    page.reload()  # the withdrawal is saved: the call stays settled, the question is not asked again
+    chat.wait_ready()
+    expect(entry).to_have_attribute("data-withdrawn", "canceled")
+    expect(question).to_have_count(0)
+    chat.send("selection please")
+    expect(chat.answer()).to_have_text(re.compile(r"Done\. GetSelection=SUCCESS"))
+    expect(question).to_have_count(0)
+    expect(entry).to_have_count(1)
+    expect(entry).to_have_attribute("data-outcome", "canceled")
+
+
 def test_a_tour_of_every_treatment_without_console_errors_also_at_375_px(chat: ChatPage) -> None:
     page = chat.page
     chat.open()

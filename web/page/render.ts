@@ -5,7 +5,8 @@
  * Each tool call shows its name, a mode badge, where it ran, its arguments, its outcome type (a
  * colour, an icon and a word: never the colour alone), its duration, and the treatment its mode
  * calls for (seed 002): a preview of the change (safe_write), an Undo button (destructive), a
- * "logged" line (external).
+ * "logged" line (external). A browser call the server withdrew says "Canceled by the server:
+ * CODE"; a result the server refused says "The server did not take this result".
  *
  * @module
  */
@@ -143,11 +144,16 @@ function drawTool(entry: ToolEntry, options: RenderOptions): HTMLElement {
       "data-where": entry.where,
       "data-status": entry.status,
       "data-outcome": entry.outcome,
+      "data-withdrawn": entry.withdrawn?.code,
+      "data-refused": entry.refused === undefined ? undefined : "true",
     },
     head,
     el("p", { class: "args" }, el("span", { class: "label" }, "Arguments "), el("code", {}, args)),
     entry.consent !== undefined && el("p", { class: "consent-answer" }, entry.consent),
+    entry.withdrawn !== undefined && el("p", { class: "withdrawn" }, withdrawn(entry.withdrawn)),
     entry.detail ? el("p", { class: "detail" }, el("span", { class: "label" }, label(entry)), entry.detail) : undefined,
+    entry.refused !== undefined &&
+      el("p", { class: "refused" }, `The server did not take this result: ${entry.refused}`),
   );
   if (entry.preview !== undefined) item.append(preview(entry));
   if (entry.undo !== undefined) {
@@ -167,7 +173,13 @@ function drawTool(entry: ToolEntry, options: RenderOptions): HTMLElement {
 }
 
 function label(entry: ToolEntry): string {
+  if (entry.withdrawn !== undefined) return "This page's answer "; // sent before the withdrawal came
   return entry.outcome === "success" ? "Result " : "Why ";
+}
+
+/** "Canceled by the server: timeout (Tool execution exceeded timeout of 30000ms)". */
+function withdrawn({ code, reason }: { code: string; reason?: string }): string {
+  return `Canceled by the server: ${code}${reason ? ` (${reason})` : ""}`;
 }
 
 function status(entry: ToolEntry): HTMLElement {

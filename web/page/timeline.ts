@@ -6,7 +6,9 @@
  *
  * Tool calls are keyed by the model's call id, which the ConsentRequest, the ToolUseRequest and
  * the server's mirrored ToolUseResult all carry, so a call asked about, then run, is one entry.
- * Events replayed after a reload or a reconnect land on the entries they already made.
+ * Events replayed after a reload or a reconnect land on the entries they already made. A browser
+ * call the server withdrew (ToolUseCancel) takes the server's outcome and says so; a result the
+ * server refused (302) is marked as not taken.
  *
  * Conventions on a tool's Success value (an object), see docs/browser.md:
  *
@@ -73,6 +75,10 @@ export interface ToolEntry {
   preview?: Preview;
   undo?: Undo;
   undoSent?: boolean;
+  /** The server settled a browser call without the page's result (ToolUseCancel): its code and reason. */
+  withdrawn?: { code: string; reason?: string };
+  /** The server did not take the result the page sent (302): its message. */
+  refused?: string;
 }
 
 export interface NoticeEntry {
@@ -110,10 +116,12 @@ export function outcomeOf(result: ToolUseResult): Outcome {
   if (result.success) return "success";
   const byType = result.resultType === undefined ? undefined : BY_TYPE[result.resultType];
   if (byType !== undefined && byType !== "success") return byType;
-  if (result.errorCode === "timeout" || result.errorCode === "canceled" || result.errorCode === "denied") {
-    return result.errorCode;
-  }
-  return "error";
+  return outcomeOfCode(result.errorCode);
+}
+
+/** The outcome type of a failure's wire code: `timeout`, `canceled`, `denied`, else an error. */
+export function outcomeOfCode(code: string | undefined): Outcome {
+  return code === "timeout" || code === "canceled" || code === "denied" ? code : "error";
 }
 
 /** A result's value: its one content item, else `result` (unwrapping `{value}`). */
@@ -251,6 +259,25 @@ export function apply(timeline: Timeline, event: ClientEvent, browserTools: Read
       entry.mode = request.mode ?? entry.mode;
       entry.args = plain(request.parameters);
       finish(entry, result, event.replayed ? entry.durationMs : event.durationMs);
+      return true;
+    }
+    case "clientToolCanceled": {
+      const { request } = event;
+      if (request === undefined) return false; // a call this page never saw: there is no entry for it
+      const entry = tool(timeline, request.callId ?? request.id, request.toolName, "browser");
+      if (entry.withdrawn !== undefined) return false;
+      entry.withdrawn = { code: event.code, ...(event.reason !== undefined && { reason: event.reason }) };
+      // The server's outcome is what the model got, also when the page had answered (that result is refused).
+      entry.outcome = outcomeOfCode(event.code);
+      if (entry.status !== "done" && entry.startedAt !== undefined) entry.durationMs = Date.now() - entry.startedAt;
+      entry.status = "done";
+      return true;
+    }
+    case "resultRefused": {
+      const { request } = event;
+      const entry = tool(timeline, request.callId ?? request.id, request.toolName, "browser");
+      if (entry.refused !== undefined) return false;
+      entry.refused = event.message;
       return true;
     }
     case "consent": {

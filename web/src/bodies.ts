@@ -157,6 +157,12 @@ export function toBody(message: Message): WireMap {
         ["output", message.output],
         ["messageId", message.messageId],
       ]);
+    case MessageType.TOOL_USE_CANCEL:
+      return set([
+        ["id", message.id],
+        ["code", message.code],
+        ["reason", message.reason],
+      ]);
     default:
       return unreachable(message);
   }
@@ -288,6 +294,15 @@ export function parseBody(type: number, body: WireMap): Message {
         detail: fields.optionalText("detail"),
         output: fields.optionalText("output"),
         messageId: fields.optionalText("messageId"),
+      });
+    }
+    case MessageType.TOOL_USE_CANCEL: {
+      const fields = new Fields(body, "ToolUseCancel");
+      return optional({
+        type,
+        id: fields.text("id", true),
+        code: fields.text("code"),
+        reason: fields.optionalText("reason"),
       });
     }
     default:

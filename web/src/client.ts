@@ -7,6 +7,8 @@
  *
  * ```
  * frame ──► Connection.receive ──► ToolUseRequest(client)  ledger ──► handler ──► ToolUseResult
+ *                                  ToolUseCancel            ledger: withdrawn, handler aborted, no result
+ *                                  ErrorMessage 302         the result it names ──► resultRefused
  *                                  ConsentRequest           onConsent ──► ConsentAnswer
  *                                  the rest                 events, registration results
  *       ◄── state saved, then ack()
@@ -157,9 +159,9 @@ export class ToolwireClient {
     this.ledger = new ExecutionLedger(options.ledgerSize ?? 1_000);
     for (const [name, handler] of Object.entries(options.handlers ?? {})) this.handlers.add(name, handler);
     this.requests = new Requests(this.handlers, this.ledger, {
-      post: (message) => {
+      post: (message, numbered) => {
         try {
-          this.post(message);
+          this.post(message, false, numbered);
         } catch (error) {
           this.warn(`an answer could not be sent: ${(error as Error).message}`);
         }
@@ -449,11 +451,13 @@ export class ToolwireClient {
   /**
    * Number and send a message; it stays in the outbox (and the saved state) until acknowledged.
    *
+   * @param numbered told the stanza id before the state is saved.
    * @returns the message's stanza id.
    */
-  private post(message: Message, own = false): number {
+  private post(message: Message, own = false, numbered?: (stanzaId: number) => void): number {
     if (own && this.failure !== undefined) throw this.failure;
     const frame = this.connection.send(message);
+    numbered?.(this.connection.lastStanza);
     this.persist();
     if (frame.byteLength > 0) this.write([frame]);
     return this.connection.lastStanza;
@@ -498,6 +502,9 @@ export class ToolwireClient {
         this.emit({ kind: "serverToolResult", result: message, toolName });
         return;
       }
+      case MessageType.TOOL_USE_CANCEL:
+        this.requests.withdraw(message);
+        return;
       case MessageType.CONSENT_REQUEST:
         this.requests.consent(message);
         return;
@@ -516,8 +523,12 @@ export class ToolwireClient {
         if (this.run !== undefined && !this.run.done && message.originatingId === this.run.stanzaId) {
           this.emit({ kind: "runFailed", message: `the server refused the message: ${message.message}` });
         } else if (message.code === ErrorCode.RESULT_REFUSED) {
-          // Expected after a resume: an answer sent twice (replayed, and asked for again).
-          this.warn(`the server refused an answer (${message.code}): ${message.message}`);
+          // A result the server settled the call without (resultRefused); otherwise, expected
+          // after a resume: an answer sent twice (replayed, and asked for again).
+          const origin = message.originatingId;
+          if (typeof origin !== "number" || !this.requests.refused(origin, message.message)) {
+            this.warn(`the server refused an answer (${message.code}): ${message.message}`);
+          }
         } else {
           this.emit({ kind: "serverError", error: message });
         }

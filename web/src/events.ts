@@ -10,9 +10,14 @@
  * | `assistantMessage` | a complete answer (AssistantMessage): one that was not streamed, or every answer with the `wholeAnswers` option |
  * | `serverToolCall` / `serverToolResult` | the server runs one of its own tools: shown for transparency, never executed here |
  * | `clientToolStarted` / `clientToolCall` | this client runs one of its tools / answered it (`replayed`: from the ledger, nothing ran) |
+ * | `clientToolCanceled` | the server settled a call of this client without its result (ToolUseCancel): the handler's signal aborted, no result is sent |
+ * | `resultRefused` | the server refused a result this client sent (302): the call was settled without it; the tool ran, the model was not told |
  * | `consent` | the server asked whether a call may run, and this client answered |
  * | `serverError` | the server reported a recoverable error (e.g. it refused a frame) |
  * | `warning` | something the application may want to know: the state could not be saved, the server refused an answer sent twice after a resume (302) |
+ *
+ * `resultRefused` may come after its run ended (the result crossed the server's withdrawal): `onEvent`
+ * gets it either way, a `Run` only while it lasts.
  *
  * @module
  */
@@ -107,6 +112,26 @@ export interface ClientToolCallEvent {
   /** The request was seen before: the stored answer was sent again, nothing ran. */
   replayed: boolean;
 }
+export interface ClientToolCanceledEvent {
+  kind: "clientToolCanceled";
+  /** The withdrawn ToolUseRequest's id. */
+  requestId: string;
+  /** The request, when this client has it in its ledger (it has, unless it lost its state). */
+  request?: ToolUseRequest;
+  /** How the server settled the call: `timeout`, `canceled` (the run stopped), `client_disconnected`, ... */
+  code: string;
+  reason?: string;
+  /** The handler was still running (its signal was aborted). */
+  running: boolean;
+}
+export interface ResultRefusedEvent {
+  kind: "resultRefused";
+  request: ToolUseRequest;
+  /** The result the server did not take. */
+  result: ToolUseResult;
+  /** The server's message. */
+  message: string;
+}
 export interface ConsentEvent {
   kind: "consent";
   request: ConsentRequest;
@@ -134,6 +159,8 @@ export type ClientEvent =
   | ServerToolResultEvent
   | ClientToolStartedEvent
   | ClientToolCallEvent
+  | ClientToolCanceledEvent
+  | ResultRefusedEvent
   | ConsentEvent
   | ServerErrorEvent
   | WarningEvent;

@@ -57,6 +57,7 @@ export {
   type AssistantMessageEvent,
   type ClientEvent,
   type ClientToolCallEvent,
+  type ClientToolCanceledEvent,
   type ClientToolStartedEvent,
   type ConnectionEvent,
   type ConnectionState,
@@ -65,6 +66,7 @@ export {
   type RunFailedEvent,
   streamEvent,
   type RunFinishedEvent,
+  type ResultRefusedEvent,
   type RunStartedEvent,
   type ServerErrorEvent,
   type ServerToolCallEvent,
@@ -97,6 +99,7 @@ export {
   type RunState,
   type RunStatus,
   type StartAnswer,
+  type ToolUseCancel,
   type ToolUseRequest,
   type ToolUseResult,
   type UserMessage,
@@ -125,6 +128,7 @@ export {
   ToolResponse,
   type ToolResponseInit,
   toWire,
+  type Withdrawal,
 } from "./tools.js";
 export {
   backoff,

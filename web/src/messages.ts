@@ -245,6 +245,22 @@ export interface RunStatus {
   messageId?: string;
 }
 
+/**
+ * The server settled a client call without the client's result (type 105, server → client): its
+ * deadline passed (`timeout`), the run was stopped (`canceled`), the client was gone past the
+ * reconnect grace period (`client_disconnected`). Stop the work and send no result: one sent
+ * anyway is refused (302).
+ */
+export interface ToolUseCancel {
+  type: typeof MessageType.TOOL_USE_CANCEL;
+  /** The ToolUseRequest's `id`. */
+  id: string;
+  /** How the server settled the call: a wire code (`timeout`, `canceled`, `client_disconnected`, ...). */
+  code: string;
+  /** Why, in words. */
+  reason?: string;
+}
+
 /** Any message body; tell them apart by `message.type`. */
 export type Message =
   | ErrorMessage
@@ -261,7 +277,8 @@ export type Message =
   | RegisterToolsResult
   | ConsentRequest
   | ConsentAnswer
-  | RunStatus;
+  | RunStatus
+  | ToolUseCancel;
 
 /** One message on the wire, with its place in the conversation. */
 export interface Envelope<M extends Message = Message> {

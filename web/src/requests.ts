@@ -8,6 +8,12 @@
  * | ToolUseRequest | run the handler, send its ToolUseResult | resend the ledger's answer, run nothing | running: its answer goes out when it ends; interrupted by a reload: see below |
  * | ConsentRequest | ask, send the ConsentAnswer | resend the same answer, ask nobody | asking: nothing; interrupted by a reload: ask again |
  *
+ * A ToolUseCancel withdraws a request: the server settled the call without this client's result.
+ * Its handler's signal aborts, no result is sent for it (not when the handler ends later either),
+ * and the ledger remembers the withdrawal (also across a reload), so the request never runs again
+ * and a re-delivery is answered with nothing. A result that had already gone out is refused by the
+ * server with a 302 naming its stanza id, which the ledger kept: `refused()` reports it.
+ *
  * A page reload ends a handler mid-run. Its request stays in the saved ledger without an answer;
  * when the conversation resumes (or the server sends the request again), a `read` tool runs again
  * (reading twice is harmless) and any other is answered `execution_error`, as whether it took
@@ -18,16 +24,20 @@
 
 import { type ConsentHandler, decide } from "./consent.js";
 import type { ClientEvent } from "./events.js";
-import type { ConsentAnswer, ConsentRequest, Message, ToolUseRequest, ToolUseResult } from "./messages.js";
+import { ToolError } from "./errors.js";
+import type { ConsentAnswer, ConsentRequest, Message, ToolUseCancel, ToolUseRequest, ToolUseResult } from "./messages.js";
 import { type ClientState, packMessage, type RestoredState } from "./state.js";
-import { type ExecutionLedger, failure, type Handlers } from "./tools.js";
+import { type ExecutionLedger, failure, type Handlers, settled } from "./tools.js";
 
 const MAX_REMEMBERED = 1_000;
 
 /** What `Requests` needs from its client. */
 export interface RequestsIO {
-  /** Number, save and send a message (it waits in the outbox while disconnected). */
-  post(message: Message): void;
+  /**
+   * Number, save and send a message (it waits in the outbox while disconnected); `numbered` is
+   * told its stanza id before the state is saved.
+   */
+  post(message: Message, numbered?: (stanzaId: number) => void): void;
   emit(event: ClientEvent): void;
   onConsent: ConsentHandler | undefined;
   /** Aborted when the client closes: handlers are canceled and nothing more is answered. */
@@ -37,7 +47,8 @@ export interface RequestsIO {
 export class Requests {
   private readonly consents = new Map<string, { request: ConsentRequest; answer?: ConsentAnswer }>();
   private readonly asking = new Set<string>();
-  private readonly running = new Set<string>();
+  /** Request id → the controller of its running handler (a withdrawal aborts it). */
+  private readonly running = new Map<string, AbortController>();
 
   constructor(
     private readonly handlers: Handlers,
@@ -48,6 +59,7 @@ export class Requests {
   /** A ToolUseRequest to run here (`execution` "client" or "either"). */
   tool(request: ToolUseRequest): void {
     const entry = this.ledger.get(request.id);
+    if (entry?.withdrawn !== undefined) return; // the server settled it: it takes no result
     if (entry === undefined) {
       this.ledger.start(request);
       void this.execute(request);
@@ -57,6 +69,37 @@ export class Requests {
     } else if (!this.running.has(request.id)) {
       this.interrupted(entry.request);
     }
+  }
+
+  /** A ToolUseCancel: the server settled the call without this client's result. */
+  withdraw(cancel: ToolUseCancel): void {
+    const { id, code, reason } = cancel;
+    const entry = this.ledger.get(id);
+    if (entry?.withdrawn !== undefined) return; // told twice
+    if (entry !== undefined) entry.withdrawn = { code, ...(reason !== undefined && { reason }) };
+    const running = this.running.get(id);
+    running?.abort(new ToolError(`the server withdrew the call (${code})${reason ? `: ${reason}` : ""}`, { code }));
+    this.io.emit({
+      kind: "clientToolCanceled",
+      requestId: id,
+      ...(entry !== undefined && { request: entry.request }),
+      code,
+      ...(reason !== undefined && { reason }),
+      running: running !== undefined,
+    });
+  }
+
+  /**
+   * An ErrorMessage 302 named stanza `stanzaId`: report the result it refused.
+   *
+   * @returns false when no result was first sent with that stanza id (e.g. an answer sent again
+   *   from the ledger after a resume, which the server had taken already).
+   */
+  refused(stanzaId: number, message: string): boolean {
+    const entry = this.ledger.sentWith(stanzaId);
+    if (entry?.result === undefined) return false;
+    this.io.emit({ kind: "resultRefused", request: entry.request, result: entry.result, message });
+    return true;
   }
 
   /** A ConsentRequest. */
@@ -76,7 +119,7 @@ export class Requests {
   /** The conversation (re)opened: finish the calls and prompts a reload interrupted. */
   resume(): void {
     for (const entry of this.ledger.list()) {
-      if (entry.result === undefined && !this.running.has(entry.request.id)) this.interrupted(entry.request);
+      if (!settled(entry) && !this.running.has(entry.request.id)) this.interrupted(entry.request);
     }
     for (const { request, answer } of this.consents.values()) {
       if (answer === undefined && !this.asking.has(request.id)) void this.ask(request);
@@ -86,9 +129,11 @@ export class Requests {
   /** The ledger and consent prompts, for `ClientState`. */
   export(): Pick<ClientState, "ledger" | "consents"> {
     return {
-      ledger: this.ledger.list().map(({ request, result }) => ({
+      ledger: this.ledger.list().map(({ request, result, stanzaId, withdrawn }) => ({
         request: packMessage(request),
         ...(result !== undefined && { result: packMessage(result) }),
+        ...(stanzaId !== undefined && { stanzaId }),
+        ...(withdrawn !== undefined && { withdrawn }),
       })),
       consents: [...this.consents.values()].map(({ request, answer }) => ({
         request: packMessage(request),
@@ -113,12 +158,17 @@ export class Requests {
   }
 
   private async execute(request: ToolUseRequest): Promise<void> {
-    this.running.add(request.id);
+    const controller = new AbortController(); // aborted by a withdrawal, or when the client closes
+    const closed = () => controller.abort(this.io.signal.reason);
+    this.io.signal.addEventListener("abort", closed);
+    this.running.set(request.id, controller);
     this.io.emit({ kind: "clientToolStarted", request });
     const started = performance.now();
-    const result = await this.handlers.run(request, this.io.signal);
+    const result = await this.handlers.run(request, controller.signal);
     this.running.delete(request.id);
+    this.io.signal.removeEventListener("abort", closed);
     if (this.io.signal.aborted) return; // closed: the request stays open in the saved state
+    if (this.ledger.get(request.id)?.withdrawn !== undefined) return; // settled without it: send nothing
     this.answer(request, result, performance.now() - started);
   }
 
@@ -126,7 +176,7 @@ export class Requests {
     const entry = this.ledger.get(request.id) ?? this.ledger.start(request);
     entry.result = result;
     entry.durationMs = durationMs;
-    this.io.post(result);
+    this.io.post(result, (stanzaId) => (entry.stanzaId = stanzaId));
     this.io.emit({ kind: "clientToolCall", request, result, durationMs, replayed: false });
   }
 

@@ -3,8 +3,9 @@
  * conversation, as JSON (e.g. in `localStorage`).
  *
  * It holds the protocol's sequencing (numbering, last stanza seen, unacknowledged frames: the same
- * form as Python's `Sequencing.to_dict()`), the execution ledger (each client tool request, and
- * its answer once there is one) and the consent prompts (each request, and its answer). Messages
+ * form as Python's `Sequencing.to_dict()`), the execution ledger (each client tool request, its
+ * answer once there is one and the stanza id it went out with, or the server's withdrawal) and the
+ * consent prompts (each request, and its answer). Messages
  * are stored as base64 MessagePack bodies, so binary content survives. `webStorage()` keeps it
  * under one key of a `Storage`.
  *
@@ -16,6 +17,7 @@ import { UsageError } from "./errors.js";
 import { parseBody, toBody } from "./bodies.js";
 import type { ConsentAnswer, ConsentRequest, Message, ToolUseRequest, ToolUseResult } from "./messages.js";
 import { fromBase64, type SequencingJSON, toBase64 } from "./sequencing.js";
+import type { Execution, Withdrawal } from "./tools.js";
 import { isMap, MessageType } from "./wire.js";
 
 /** The JSON a client persists; see the module docs. */
@@ -23,8 +25,11 @@ export interface ClientState {
   version: 1;
   /** The protocol's state; null before the first handshake bound a conversation. */
   sequencing: SequencingJSON | null;
-  /** Client tool requests (base64 MessagePack bodies), with the answer once sent. */
-  ledger: { request: string; result?: string }[];
+  /**
+   * Client tool requests (base64 MessagePack bodies), with the answer once sent and its stanza id,
+   * or how the server withdrew the call (ToolUseCancel: nothing is sent for it, it never runs again).
+   */
+  ledger: { request: string; result?: string; stanzaId?: number; withdrawn?: Withdrawal }[];
   /** Consent requests, with the answer once given. */
   consents: { request: string; answer?: string }[];
 }
@@ -92,7 +97,7 @@ export function unpackMessage<T extends Message>(type: T["type"], text: string):
 
 /** A `ClientState`'s ledger and consents, read back. */
 export interface RestoredState {
-  ledger: { request: ToolUseRequest; result?: ToolUseResult }[];
+  ledger: Execution[];
   consents: { request: ConsentRequest; answer?: ConsentAnswer }[];
 }
 
@@ -111,6 +116,8 @@ export function readState(state: ClientState): RestoredState {
       ...(entry.result !== undefined && {
         result: unpackMessage<ToolUseResult>(MessageType.TOOL_USE_RESULT, entry.result),
       }),
+      ...(Number.isInteger(entry.stanzaId) && { stanzaId: entry.stanzaId }),
+      ...(entry.withdrawn !== undefined && { withdrawn: withdrawal(entry.withdrawn) }),
     })),
     consents: state.consents.map((entry) => ({
       request: unpackMessage<ConsentRequest>(MessageType.CONSENT_REQUEST, entry.request),
@@ -119,4 +126,10 @@ export function readState(state: ClientState): RestoredState {
       }),
     })),
   };
+}
+
+function withdrawal(value: unknown): Withdrawal {
+  const { code, reason } = (isMap(value) ? value : {}) as { code?: unknown; reason?: unknown };
+  if (typeof code !== "string") throw new UsageError("a ledger entry's withdrawal has no code");
+  return { code, ...(typeof reason === "string" && { reason }) };
 }

@@ -12,6 +12,7 @@
  * | the handler threw | `execution_error` (or a `ToolError`'s own code) |
  * | the handler ran past the deadline | `timeout`, "Tool execution exceeded timeout of Nms" |
  * | the client was closed while it ran | `canceled` (not sent: a closed client sends nothing) |
+ * | the `cancel` signal aborted with a `ToolError` (the server withdrew the call) | its code (not sent either) |
  * | the value cannot be sent | `execution_error`; `result_too_large` past the frame limit |
  *
  * The argument check is deliberately minimal (the server validates arguments against the full
@@ -32,7 +33,12 @@ import { MessageType, type WireMap } from "./wire.js";
 export interface ToolContext {
   /** The request being answered. */
   request: ToolUseRequest;
-  /** Aborted when the deadline passes: stop working, the `timeout` answer has been sent. */
+  /**
+   * Aborted when the call ends without the handler: its deadline passed (the `timeout` answer has
+   * been sent), the server withdrew it (ToolUseCancel: nothing will be sent), or the client was
+   * closed. Stop working then; `signal.reason` is a `ToolError` whose `code` says which
+   * (`timeout`; the server's code, e.g. `canceled`, `timeout`, `client_disconnected`; `canceled`).
+   */
   signal: AbortSignal;
 }
 
@@ -240,7 +246,7 @@ export class Handlers {
    * Run the request's handler and return the answer; never rejects.
    *
    * @param cancel aborting it stops waiting for the handler (whose own signal is aborted too);
-   *   the answer is then `canceled`.
+   *   the answer is then `canceled`, or the code and message of the `ToolError` it was aborted with.
    */
   async run(request: ToolUseRequest, cancel?: AbortSignal): Promise<ToolUseResult> {
     const { id, toolName: name } = request;
@@ -260,6 +266,12 @@ export class Handlers {
         resolve(failure(id, "timeout", message));
       }, deadline);
       stop = () => {
+        const reason: unknown = cancel?.reason;
+        if (reason instanceof ToolError) {
+          controller.abort(reason);
+          resolve(failure(id, reason.code, reason.message));
+          return;
+        }
         controller.abort(new ToolError("the client was closed", { code: "canceled" }));
         resolve(failure(id, "canceled", "the client was closed while the tool ran"));
       };
@@ -311,15 +323,31 @@ function toolError(requestId: string, error: ToolError): ToolUseResult {
 
 // -- the ledger ------------------------------------------------------------------------------
 
+/** How the server settled a call without this client's result (a ToolUseCancel). */
+export interface Withdrawal {
+  /** `timeout`, `canceled`, `client_disconnected`, ... */
+  code: string;
+  reason?: string;
+}
+
 /** One request id in the ledger. */
 export interface Execution {
   request: ToolUseRequest;
-  /** What was answered; undefined while the handler runs. */
+  /** What was answered; undefined while the handler runs, and when the call was withdrawn first. */
   result?: ToolUseResult;
   durationMs?: number;
+  /** The stanza id `result` was first sent with (an ErrorMessage 302 refusing it names it). */
+  stanzaId?: number;
+  /** The server settled the call without this client's result: nothing (more) is sent for it. */
+  withdrawn?: Withdrawal;
 }
 
-/** Request id → its one execution; at most `maxEntries` finished ones are kept, oldest dropped. */
+/** Whether an execution is over: answered, or withdrawn by the server. */
+export function settled(entry: Execution): boolean {
+  return entry.result !== undefined || entry.withdrawn !== undefined;
+}
+
+/** Request id → its one execution; at most `maxEntries` settled ones are kept, oldest dropped. */
 export class ExecutionLedger {
   private readonly entries = new Map<string, Execution>();
 
@@ -349,6 +377,12 @@ export class ExecutionLedger {
     this.trim();
   }
 
+  /** The execution whose result was first sent with stanza id `stanzaId` (an ErrorMessage 302 names it). */
+  sentWith(stanzaId: number): Execution | undefined {
+    for (const entry of this.entries.values()) if (entry.stanzaId === stanzaId) return entry;
+    return undefined;
+  }
+
   /** Every execution, oldest first. */
   list(): Execution[] {
     return [...this.entries.values()];
@@ -360,7 +394,7 @@ export class ExecutionLedger {
 
   private trim(): void {
     while (this.entries.size > this.maxEntries) {
-      const oldest = [...this.entries.entries()].find(([, entry]) => entry.result !== undefined);
+      const oldest = [...this.entries.entries()].find(([, entry]) => settled(entry));
       if (oldest === undefined) return;
       this.entries.delete(oldest[0]);
     }

@@ -28,6 +28,7 @@ export const MessageType = {
   CONSENT_REQUEST: 102,
   CONSENT_ANSWER: 103,
   RUN_STATUS: 104,
+  TOOL_USE_CANCEL: 105,
 } as const;
 export type MessageType = (typeof MessageType)[keyof typeof MessageType];
 

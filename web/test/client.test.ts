@@ -7,7 +7,7 @@ import { type ConnectOptions, connect, type ToolwireClient } from "../src/client
 import { NO_HANDLER } from "../src/consent.js";
 import { ConnectionClosed, ErrorCode, RegistrationError, RunFailed, ToolError, UsageError } from "../src/errors.js";
 import type { ClientEvent } from "../src/events.js";
-import type { ClientToolGroup, ConsentRequest, ToolUseRequest } from "../src/messages.js";
+import type { ClientToolGroup, ConsentRequest, ToolUseCancel, ToolUseRequest } from "../src/messages.js";
 import { type ClientState, type StateStore, webStorage } from "../src/state.js";
 import { argumentProblems, ToolResponse, toWire } from "../src/tools.js";
 import { backoff, socketUrl } from "../src/transport.js";
@@ -281,6 +281,161 @@ describe("client tool requests", () => {
     ]);
     expect(calls).toBe(0);
     expect(server.all(MessageType.TOOL_USE_RESULT)).toEqual([]);
+  });
+});
+
+describe("withdrawn calls and refused results", () => {
+  const cancel = (id: string, code: string, reason?: string): ToolUseCancel => ({
+    type: MessageType.TOOL_USE_CANCEL,
+    id,
+    code,
+    ...(reason !== undefined && { reason }),
+  });
+
+  it("abort the running handler on ToolUseCancel and send no result, also when the handler ends later", async () => {
+    let signal: AbortSignal | undefined;
+    let finish!: (value: string) => void;
+    const { server, client, events } = await start({
+      handlers: {
+        GetSelection: (_, context) => {
+          signal = context.signal;
+          return new Promise<string>((resolve) => (finish = resolve));
+        },
+        ShowMessage: () => "shown",
+      },
+    });
+    server.send(request("r1", "GetSelection"));
+    await until(() => signal !== undefined, 5_000, "the handler");
+    server.send(cancel("r1", "timeout", "Tool execution exceeded timeout of 30000ms"));
+    await until(() => signal!.aborted, 5_000, "the abort");
+    expect(signal!.reason).toBeInstanceOf(ToolError);
+    expect(signal!.reason).toMatchObject({
+      code: "timeout",
+      message: "the server withdrew the call (timeout): Tool execution exceeded timeout of 30000ms",
+    });
+    finish("too late"); // the handler ignores its signal and ends anyway: nothing goes out
+    server.send(request("r2", "ShowMessage", { text: "x" }));
+    await server.result("r2"); // answered after r1's handler ended
+    expect(server.all(MessageType.TOOL_USE_RESULT)).toEqual([]);
+    expect(client.ledger.get("r1")).toEqual({
+      request: request("r1", "GetSelection", {}, { timeoutMs: 30_000 }),
+      withdrawn: { code: "timeout", reason: "Tool execution exceeded timeout of 30000ms" },
+    });
+    expect(events.filter((e) => e.kind === "clientToolCanceled")).toEqual([
+      {
+        kind: "clientToolCanceled",
+        requestId: "r1",
+        request: request("r1", "GetSelection", {}, { timeoutMs: 30_000 }),
+        code: "timeout",
+        reason: "Tool execution exceeded timeout of 30000ms",
+        running: true,
+      },
+    ]);
+    expect(events.filter((e) => e.kind === "clientToolCall").map((e) => e.kind === "clientToolCall" && e.request.id)).toEqual(["r2"]);
+    server.send(cancel("r1", "timeout")); // told twice: once is enough
+    server.send(cancel("r_unknown", "client_disconnected")); // a request this client never had
+    await until(() => events.filter((e) => e.kind === "clientToolCanceled").length === 2);
+    expect(events.filter((e) => e.kind === "clientToolCanceled").at(-1)).toEqual({
+      kind: "clientToolCanceled",
+      requestId: "r_unknown",
+      code: "client_disconnected",
+      running: false,
+    });
+  });
+
+  it("are never run again: not when the request is delivered again, not after a reload", async () => {
+    const store = memoryStore();
+    const server = new FakeServer();
+    const runs: string[] = [];
+    const forever = (name: string) => () => {
+      runs.push(name);
+      return new Promise(() => {});
+    };
+    const first = await start(
+      { persist: store, handlers: { GetSelection: forever("GetSelection"), DeleteNote: forever("DeleteNote") } },
+      server,
+    );
+    server.send(request("read1", "GetSelection", {}, { mode: "read" }));
+    server.send(request("del1", "DeleteNote", {}, { mode: "destructive" }));
+    await until(() => runs.length === 2, 5_000, "both handlers");
+    server.send(cancel("read1", "canceled", "the run was stopped"));
+    server.send(cancel("del1", "canceled", "the run was stopped"));
+    await until(() => first.events.filter((e) => e.kind === "clientToolCanceled").length === 2);
+    server.send(request("read1", "GetSelection", {}, { mode: "read" })); // delivered again: nothing happens
+    await until(() => server.states.get("conv_1")!.outbox.length === 0, 5_000, "the acks");
+    expect(store.saved!.ledger.map((entry) => entry.withdrawn)).toEqual([
+      { code: "canceled", reason: "the run was stopped" },
+      { code: "canceled", reason: "the run was stopped" },
+    ]);
+    // The page reloads: a new client resumes from the store, where both calls are settled.
+    server.drop();
+    first.client.close();
+    const second = await start(
+      { persist: store, handlers: { GetSelection: forever("GetSelection again"), DeleteNote: forever("DeleteNote again") } },
+      server,
+    );
+    expect(second.client.ledger.get("del1")?.withdrawn).toEqual({ code: "canceled", reason: "the run was stopped" });
+    server.send(request("del1", "DeleteNote", {}, { mode: "destructive" }));
+    server.send(request("r2", "ShowMessage", { text: "after" }));
+    await server.result("r2");
+    expect(runs).toEqual(["GetSelection", "DeleteNote"]);
+    expect(server.all(MessageType.TOOL_USE_RESULT)).toEqual([]);
+    const started = second.events.filter((e) => e.kind === "clientToolStarted").map((e) => e.kind === "clientToolStarted" && e.request.id);
+    expect(started).toEqual(["r2"]);
+    expect(second.events.filter((e) => e.kind === "clientToolCanceled")).toEqual([]);
+  });
+
+  it("report a result the server refused (302 naming its stanza) as resultRefused, during the run and after it", async () => {
+    const { server, client, events } = await start();
+    const run = client.send("go");
+    await server.take(MessageType.USER_MESSAGE);
+    server.send({ type: MessageType.RUN_STATUS, runId: "run_1", status: "started" });
+    server.send(request("r1", "GetSelection"));
+    const answered = await server.take(MessageType.TOOL_USE_RESULT); // it crosses the withdrawal
+    server.send(cancel("r1", "canceled", "the run was stopped"));
+    server.send({ type: MessageType.ERROR, id: "e1", code: 302, message: "no open request 'r1'", severity: 1, originatingId: answered.stanzaId });
+    server.send({ type: MessageType.RUN_STATUS, runId: "run_1", status: "finished", reason: "canceled" });
+    const seen: ClientEvent[] = [];
+    for await (const event of run) seen.push(event);
+    expect(seen.map((e) => e.kind)).toEqual(["runStarted", "clientToolStarted", "clientToolCall", "clientToolCanceled", "resultRefused", "runFinished"]);
+    expect(seen.find((e) => e.kind === "clientToolCanceled")).toMatchObject({ requestId: "r1", running: false });
+    const sent = { type: 7, id: "r1", success: true, result: { value: "selected text" }, content: [{ type: "text", text: "selected text" }] };
+    expect(seen.find((e) => e.kind === "resultRefused")).toEqual({
+      kind: "resultRefused",
+      request: request("r1", "GetSelection", {}, { timeoutMs: 30_000 }),
+      result: sent,
+      message: "no open request 'r1'",
+    });
+    expect(client.ledger.get("r1")).toMatchObject({ result: sent, stanzaId: answered.stanzaId, withdrawn: { code: "canceled" } });
+
+    // After the run: onEvent still hears of it. An answer sent again from the ledger is another matter.
+    server.send(request("r2", "GetSelection"));
+    const late = await server.take(MessageType.TOOL_USE_RESULT);
+    server.send(request("r2", "GetSelection")); // delivered twice: the ledger's answer goes out again
+    const again = await server.take(MessageType.TOOL_USE_RESULT);
+    server.send({ type: MessageType.ERROR, id: "e2", code: 302, message: "request 'r2' was answered", severity: 1, originatingId: again.stanzaId });
+    server.send({ type: MessageType.ERROR, id: "e3", code: 302, message: "no open request 'r2'", severity: 1, originatingId: late.stanzaId });
+    await until(() => events.filter((e) => e.kind === "resultRefused").length === 2, 5_000, "the second refusal");
+    expect(events.filter((e) => e.kind === "resultRefused" || e.kind === "warning")).toMatchObject([
+      { kind: "resultRefused", request: { id: "r1" } },
+      { kind: "warning", message: "the server refused an answer (302): request 'r2' was answered" },
+      { kind: "resultRefused", request: { id: "r2" }, result: { id: "r2", success: true }, message: "no open request 'r2'" },
+    ]);
+  });
+
+  it("name each result's stanza in the saved state, so that a refusal after a reload is reported", async () => {
+    const store = memoryStore();
+    const server = new FakeServer();
+    const first = await start({ persist: store }, server);
+    server.send(request("r1", "GetSelection"));
+    const answered = await server.take(MessageType.TOOL_USE_RESULT);
+    expect(store.saved!.ledger[0]).toMatchObject({ stanzaId: answered.stanzaId });
+    server.drop();
+    first.client.close();
+    server.send({ type: MessageType.ERROR, id: "e1", code: 302, message: "no open request 'r1'", severity: 1, originatingId: answered.stanzaId });
+    const second = await start({ persist: store }, server);
+    await until(() => second.events.some((e) => e.kind === "resultRefused"), 5_000, "the refusal");
+    expect(second.events.find((e) => e.kind === "resultRefused")).toMatchObject({ request: { id: "r1" }, result: { id: "r1", success: true } });
   });
 });
 

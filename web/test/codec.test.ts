@@ -121,6 +121,8 @@ describe("what the codec refuses", () => {
     ["a missing required field", user(undefined)],
     ["a field of the wrong type", user(42)],
     ["another conversation in the body", user("x", { conversationId: "other" })],
+    ["a ToolUseCancel without its code", packValue({ stanzaId: -1, conversationId: "c", type: 105, body: { id: "req_1" } })],
+    ["a ToolUseCancel with an empty id", packValue({ stanzaId: -1, conversationId: "c", type: 105, body: { id: "", code: "timeout" } })],
   ] as const) {
     it(`refuse ${what} with 105`, () => {
       expect(refusal(frame)).toEqual([ErrorCode.INVALID_MESSAGE, true]);

@@ -1,6 +1,7 @@
 // The client against a real `toolwire serve` on loopback (the `ws` package stands in for the
 // browser's WebSocket): registration, a mirrored server tool, a client tool, consent allowed and
-// denied, a dropped connection in the middle of a client call, and a page reload that resumes it.
+// denied, a dropped connection in the middle of a client call, a page reload that resumes it, a
+// stopped run that withdraws a client call, and a result that crosses the withdrawal (refused).
 //
 // Needs the repository's Python environment: TOOLWIRE_PYTHON, else ../.venv/bin/python. Skipped,
 // saying so, when neither exists.
@@ -15,11 +16,13 @@ import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 
 import { connect, type ToolwireClient } from "../src/client.js";
-import { ConnectionClosed, ErrorCode } from "../src/errors.js";
+import { decode } from "../src/codec.js";
+import { ConnectionClosed, ErrorCode, ToolError } from "../src/errors.js";
 import type { ClientEvent, RunFinishedEvent } from "../src/events.js";
-import type { ClientToolGroup, ConsentRequest } from "../src/messages.js";
+import type { ClientToolGroup, ConsentRequest, Message } from "../src/messages.js";
 import type { ClientState, StateStore } from "../src/state.js";
-import { type WebSocketClass, webSocketDialer } from "../src/transport.js";
+import { type Dialer, type TransportEvents, type WebSocketClass, webSocketDialer } from "../src/transport.js";
+import { MessageType } from "../src/wire.js";
 import { expect } from "./expect.js";
 import { ROOT, until, WEB } from "./support.js";
 
@@ -50,6 +53,35 @@ class TrackedWebSocket extends WebSocket {
   }
 }
 const dial = webSocketDialer(TrackedWebSocket as unknown as WebSocketClass);
+
+/**
+ * `dial`, able to hold back what the server sends (delivered in order on `release()`), as a slow
+ * network would: a withdrawal can then reach the client only after its result left.
+ */
+class Held {
+  private frames: { events: TransportEvents; data: Uint8Array }[] | undefined;
+
+  readonly dial: Dialer = (target, events) =>
+    dial(target, {
+      frame: (data) => (this.frames === undefined ? events.frame(data) : this.frames.push({ events, data })),
+      closed: (reason) => events.closed(reason),
+    });
+
+  hold(): void {
+    this.frames ??= [];
+  }
+
+  /** The messages held so far. */
+  get messages(): Message[] {
+    return (this.frames ?? []).map(({ data }) => decode(data).message);
+  }
+
+  release(): void {
+    const frames = this.frames ?? [];
+    this.frames = undefined;
+    for (const { events, data } of frames) events.frame(data);
+  }
+}
 
 let server: ChildProcess | undefined;
 let url = "";
@@ -170,6 +202,76 @@ describe("against toolwire serve", { skip: AVAILABLE ? false : `no Python at ${P
     await expect(refused).rejects.toThrow("refused the token (HTTP 401)");
     const error = await refused.catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: ErrorCode.UNAUTHENTICATED });
+  });
+
+  it("withdraws a client call when the run is stopped: the handler's signal aborts, no result is sent", async () => {
+    let calls = 0;
+    let aborted: unknown;
+    let client!: ToolwireClient;
+    const opened = await open({
+      handlers: {
+        GetSelection: (_, { signal }) => {
+          calls += 1;
+          if (calls > 1) return "the second time";
+          signal.addEventListener("abort", () => (aborted = signal.reason));
+          client.stop("the user pressed stop");
+          return new Promise(() => {}); // runs until withdrawn, and never ends
+        },
+        DeleteNote: () => "deleted",
+      },
+      onConsent: () => true,
+    });
+    client = opened.client;
+    const seen: ClientEvent[] = [];
+    for await (const event of client.send("go")) seen.push(event);
+    expect(seen.at(-1)).toMatchObject({ kind: "runFinished", reason: "canceled" });
+    await until(() => opened.events.some((e) => e.kind === "clientToolCanceled"), 10_000, "the withdrawal");
+    const withdrawn = opened.events.find((e) => e.kind === "clientToolCanceled");
+    expect(withdrawn).toMatchObject({ code: "canceled", running: true, request: { toolName: "GetSelection" } });
+    expect(aborted).toBeInstanceOf(ToolError);
+    expect(aborted).toMatchObject({ code: "canceled" });
+    expect(seen.filter((e) => e.kind === "clientToolCall")).toEqual([]);
+    const requestId = withdrawn?.kind === "clientToolCanceled" ? withdrawn.requestId : "";
+    expect(client.ledger.get(requestId)).toMatchObject({ withdrawn: { code: "canceled" } });
+    expect(client.ledger.get(requestId)?.result).toBeUndefined();
+    // The conversation goes on; had a result gone out for the withdrawn call, the server would have refused it.
+    const output = await client.ask("again");
+    expect(output).toContain("GetSelection=SUCCESS:the second time");
+    expect(opened.events.filter((e) => e.kind === "warning" || e.kind === "serverError" || e.kind === "resultRefused")).toEqual([]);
+  });
+
+  it("reports a result that crossed the withdrawal of its call: the server refused it (302)", async () => {
+    const held = new Held();
+    let finish!: (value: string) => void;
+    const { client, events } = await open({
+      dial: held.dial,
+      handlers: {
+        GetSelection: () => {
+          held.hold(); // the server's withdrawal will wait until the result left
+          client.stop("the user pressed stop");
+          return new Promise<string>((resolve) => (finish = resolve));
+        },
+      },
+    });
+    const run = client.send("go");
+    await until(() => held.messages.some((m) => m.type === MessageType.TOOL_USE_CANCEL), 10_000, "the withdrawal");
+    finish("done, but late"); // its result goes out, crossing the withdrawal
+    await until(() => held.messages.some((m) => m.type === MessageType.ERROR), 10_000, "the refusal");
+    held.release();
+    expect(await run.finished).toMatchObject({ reason: "canceled" });
+    await until(() => events.some((e) => e.kind === "resultRefused"), 10_000, "resultRefused");
+    const call = events.find((e) => e.kind === "clientToolCall");
+    const withdrawn = events.find((e) => e.kind === "clientToolCanceled");
+    const refused = events.find((e) => e.kind === "resultRefused");
+    expect(call).toMatchObject({ result: { success: true, result: { value: "done, but late" } } });
+    expect(withdrawn).toMatchObject({ code: "canceled", running: false }); // it had finished: nothing to stop
+    expect(refused).toMatchObject({ result: { success: true, result: { value: "done, but late" } } });
+    const ids = [call, withdrawn, refused].map((e) =>
+      e?.kind === "clientToolCanceled" ? e.requestId : e?.kind === "clientToolCall" || e?.kind === "resultRefused" ? e.request.id : "",
+    );
+    expect(ids[0]).toMatch(/^\S+$/);
+    expect(ids).toEqual([ids[0], ids[0], ids[0]]);
+    expect(events.filter((e) => e.kind === "warning")).toEqual([]);
   });
 
   it("lets a reloaded page resume the conversation and complete the client call it interrupted", async () => {

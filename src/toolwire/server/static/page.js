@@ -14,10 +14,10 @@ function outcomeOf(result) {
   if (result.success) return "success";
   const byType = result.resultType === void 0 ? void 0 : BY_TYPE[result.resultType];
   if (byType !== void 0 && byType !== "success") return byType;
-  if (result.errorCode === "timeout" || result.errorCode === "canceled" || result.errorCode === "denied") {
-    return result.errorCode;
-  }
-  return "error";
+  return outcomeOfCode(result.errorCode);
+}
+function outcomeOfCode(code) {
+  return code === "timeout" || code === "canceled" || code === "denied" ? code : "error";
 }
 function valueOf(result) {
   const items = result.content ?? [];
@@ -132,6 +132,24 @@ function apply(timeline2, event, browserTools) {
       entry.mode = request.mode ?? entry.mode;
       entry.args = plain(request.parameters);
       finish(entry, result, event.replayed ? entry.durationMs : event.durationMs);
+      return true;
+    }
+    case "clientToolCanceled": {
+      const { request } = event;
+      if (request === void 0) return false;
+      const entry = tool(timeline2, request.callId ?? request.id, request.toolName, "browser");
+      if (entry.withdrawn !== void 0) return false;
+      entry.withdrawn = { code: event.code, ...event.reason !== void 0 && { reason: event.reason } };
+      entry.outcome = outcomeOfCode(event.code);
+      if (entry.status !== "done" && entry.startedAt !== void 0) entry.durationMs = Date.now() - entry.startedAt;
+      entry.status = "done";
+      return true;
+    }
+    case "resultRefused": {
+      const { request } = event;
+      const entry = tool(timeline2, request.callId ?? request.id, request.toolName, "browser");
+      if (entry.refused !== void 0) return false;
+      entry.refused = event.message;
       return true;
     }
     case "consent": {
@@ -416,12 +434,16 @@ function drawTool(entry, options) {
       "data-mode": mode,
       "data-where": entry.where,
       "data-status": entry.status,
-      "data-outcome": entry.outcome
+      "data-outcome": entry.outcome,
+      "data-withdrawn": entry.withdrawn?.code,
+      "data-refused": entry.refused === void 0 ? void 0 : "true"
     },
     head,
     el("p", { class: "args" }, el("span", { class: "label" }, "Arguments "), el("code", {}, args)),
     entry.consent !== void 0 && el("p", { class: "consent-answer" }, entry.consent),
-    entry.detail ? el("p", { class: "detail" }, el("span", { class: "label" }, label(entry)), entry.detail) : void 0
+    entry.withdrawn !== void 0 && el("p", { class: "withdrawn" }, withdrawn(entry.withdrawn)),
+    entry.detail ? el("p", { class: "detail" }, el("span", { class: "label" }, label(entry)), entry.detail) : void 0,
+    entry.refused !== void 0 && el("p", { class: "refused" }, `The server did not take this result: ${entry.refused}`)
   );
   if (entry.preview !== void 0) item.append(preview(entry));
   if (entry.undo !== void 0) {
@@ -440,7 +462,11 @@ function drawTool(entry, options) {
   return item;
 }
 function label(entry) {
+  if (entry.withdrawn !== void 0) return "This page's answer ";
   return entry.outcome === "success" ? "Result " : "Why ";
+}
+function withdrawn({ code, reason }) {
+  return `Canceled by the server: ${code}${reason ? ` (${reason})` : ""}`;
 }
 function status(entry) {
   if (entry.status === "consent") {

@@ -128,6 +128,7 @@ export declare const MessageType: {
 	readonly CONSENT_REQUEST: 102;
 	readonly CONSENT_ANSWER: 103;
 	readonly RUN_STATUS: 104;
+	readonly TOOL_USE_CANCEL: 105;
 };
 export type MessageType = (typeof MessageType)[keyof typeof MessageType];
 /** The name of a known message type (`"USER_MESSAGE"`), or undefined. */
@@ -362,8 +363,23 @@ export interface RunStatus {
 	 */
 	messageId?: string;
 }
+/**
+ * The server settled a client call without the client's result (type 105, server → client): its
+ * deadline passed (`timeout`), the run was stopped (`canceled`), the client was gone past the
+ * reconnect grace period (`client_disconnected`). Stop the work and send no result: one sent
+ * anyway is refused (302).
+ */
+export interface ToolUseCancel {
+	type: typeof MessageType.TOOL_USE_CANCEL;
+	/** The ToolUseRequest's `id`. */
+	id: string;
+	/** How the server settled the call: a wire code (`timeout`, `canceled`, `client_disconnected`, ...). */
+	code: string;
+	/** Why, in words. */
+	reason?: string;
+}
 /** Any message body; tell them apart by `message.type`. */
-export type Message = ErrorMessage | UserMessage | AssistantMessage | ToolUseRequest | ToolUseResult | Acknowledgement | ControlStop | Configuration | StartAnswer | AssistantSentence | RegisterTools | RegisterToolsResult | ConsentRequest | ConsentAnswer | RunStatus;
+export type Message = ErrorMessage | UserMessage | AssistantMessage | ToolUseRequest | ToolUseResult | Acknowledgement | ControlStop | Configuration | StartAnswer | AssistantSentence | RegisterTools | RegisterToolsResult | ConsentRequest | ConsentAnswer | RunStatus | ToolUseCancel;
 /** One message on the wire, with its place in the conversation. */
 export interface Envelope<M extends Message = Message> {
 	/** Client messages count 1, 2, 3…, server messages -1, -2, -3…; 0 for unnumbered frames. */
@@ -543,6 +559,26 @@ export interface ClientToolCallEvent {
 	/** The request was seen before: the stored answer was sent again, nothing ran. */
 	replayed: boolean;
 }
+export interface ClientToolCanceledEvent {
+	kind: "clientToolCanceled";
+	/** The withdrawn ToolUseRequest's id. */
+	requestId: string;
+	/** The request, when this client has it in its ledger (it has, unless it lost its state). */
+	request?: ToolUseRequest;
+	/** How the server settled the call: `timeout`, `canceled` (the run stopped), `client_disconnected`, ... */
+	code: string;
+	reason?: string;
+	/** The handler was still running (its signal was aborted). */
+	running: boolean;
+}
+export interface ResultRefusedEvent {
+	kind: "resultRefused";
+	request: ToolUseRequest;
+	/** The result the server did not take. */
+	result: ToolUseResult;
+	/** The server's message. */
+	message: string;
+}
 export interface ConsentEvent {
 	kind: "consent";
 	request: ConsentRequest;
@@ -557,7 +593,7 @@ export interface WarningEvent {
 	message: string;
 }
 /** Everything `onEvent` gets, told apart by `kind`. */
-export type ClientEvent = ConnectionEvent | RunStartedEvent | RunFinishedEvent | RunFailedEvent | AnswerStartedEvent | AnswerTextEvent | AssistantMessageEvent | ServerToolCallEvent | ServerToolResultEvent | ClientToolStartedEvent | ClientToolCallEvent | ConsentEvent | ServerErrorEvent | WarningEvent;
+export type ClientEvent = ConnectionEvent | RunStartedEvent | RunFinishedEvent | RunFailedEvent | AnswerStartedEvent | AnswerTextEvent | AssistantMessageEvent | ServerToolCallEvent | ServerToolResultEvent | ClientToolStartedEvent | ClientToolCallEvent | ClientToolCanceledEvent | ResultRefusedEvent | ConsentEvent | ServerErrorEvent | WarningEvent;
 /** The event a streamed answer's message or a run's status stands for. */
 export declare function streamEvent(message: StartAnswer | AssistantSentence | AssistantMessage | RunStatus): ClientEvent;
 /**
@@ -653,53 +689,16 @@ export declare function toBase64(bytes: Uint8Array): string;
  * @throws UsageError not base64.
  */
 export declare function fromBase64(text: string): Uint8Array;
-/** The JSON a client persists; see the module docs. */
-export interface ClientState {
-	version: 1;
-	/** The protocol's state; null before the first handshake bound a conversation. */
-	sequencing: SequencingJSON | null;
-	/** Client tool requests (base64 MessagePack bodies), with the answer once sent. */
-	ledger: {
-		request: string;
-		result?: string;
-	}[];
-	/** Consent requests, with the answer once given. */
-	consents: {
-		request: string;
-		answer?: string;
-	}[];
-}
-/** Where a client keeps its state: read once when it connects, written after every change. */
-export interface StateStore {
-	load(): ClientState | undefined;
-	save(state: ClientState): void;
-}
-/** The part of the Web Storage interface `webStorage` uses (`localStorage`, `sessionStorage`). */
-export interface StorageLike {
-	getItem(key: string): string | null;
-	setItem(key: string, value: string): void;
-}
-/**
- * Keep a client's state under `key` of a `Storage` (`localStorage` survives reloads and restarts,
- * `sessionStorage` only reloads of one tab).
- */
-export declare function webStorage(storage: StorageLike, key: string): StateStore;
-/** A `ClientState`'s ledger and consents, read back. */
-export interface RestoredState {
-	ledger: {
-		request: ToolUseRequest;
-		result?: ToolUseResult;
-	}[];
-	consents: {
-		request: ConsentRequest;
-		answer?: ConsentAnswer;
-	}[];
-}
 /** What a handler gets besides the arguments. */
 export interface ToolContext {
 	/** The request being answered. */
 	request: ToolUseRequest;
-	/** Aborted when the deadline passes: stop working, the `timeout` answer has been sent. */
+	/**
+	 * Aborted when the call ends without the handler: its deadline passed (the `timeout` answer has
+	 * been sent), the server withdrew it (ToolUseCancel: nothing will be sent), or the client was
+	 * closed. Stop working then; `signal.reason` is a `ToolError` whose `code` says which
+	 * (`timeout`; the server's code, e.g. `canceled`, `timeout`, `client_disconnected`; `canceled`).
+	 */
 	signal: AbortSignal;
 }
 /**
@@ -768,20 +767,30 @@ export declare class Handlers {
 	 * Run the request's handler and return the answer; never rejects.
 	 *
 	 * @param cancel aborting it stops waiting for the handler (whose own signal is aborted too);
-	 *   the answer is then `canceled`.
+	 *   the answer is then `canceled`, or the code and message of the `ToolError` it was aborted with.
 	 */
 	run(request: ToolUseRequest, cancel?: AbortSignal): Promise<ToolUseResult>;
 	/** Refuse values that cannot travel: not MessagePack-able, beyond the limits, larger than a frame. */
 	private checked;
 }
+/** How the server settled a call without this client's result (a ToolUseCancel). */
+export interface Withdrawal {
+	/** `timeout`, `canceled`, `client_disconnected`, ... */
+	code: string;
+	reason?: string;
+}
 /** One request id in the ledger. */
 interface Execution$1 {
 	request: ToolUseRequest;
-	/** What was answered; undefined while the handler runs. */
+	/** What was answered; undefined while the handler runs, and when the call was withdrawn first. */
 	result?: ToolUseResult;
 	durationMs?: number;
+	/** The stanza id `result` was first sent with (an ErrorMessage 302 refusing it names it). */
+	stanzaId?: number;
+	/** The server settled the call without this client's result: nothing (more) is sent for it. */
+	withdrawn?: Withdrawal;
 }
-/** Request id → its one execution; at most `maxEntries` finished ones are kept, oldest dropped. */
+/** Request id → its one execution; at most `maxEntries` settled ones are kept, oldest dropped. */
 export declare class ExecutionLedger {
 	readonly maxEntries: number;
 	private readonly entries;
@@ -796,10 +805,56 @@ export declare class ExecutionLedger {
 	start(request: ToolUseRequest): Execution$1;
 	/** Put an entry back, e.g. from persisted state. */
 	restore(entry: Execution$1): void;
+	/** The execution whose result was first sent with stanza id `stanzaId` (an ErrorMessage 302 names it). */
+	sentWith(stanzaId: number): Execution$1 | undefined;
 	/** Every execution, oldest first. */
 	list(): Execution$1[];
 	get size(): number;
 	private trim;
+}
+/** The JSON a client persists; see the module docs. */
+export interface ClientState {
+	version: 1;
+	/** The protocol's state; null before the first handshake bound a conversation. */
+	sequencing: SequencingJSON | null;
+	/**
+	 * Client tool requests (base64 MessagePack bodies), with the answer once sent and its stanza id,
+	 * or how the server withdrew the call (ToolUseCancel: nothing is sent for it, it never runs again).
+	 */
+	ledger: {
+		request: string;
+		result?: string;
+		stanzaId?: number;
+		withdrawn?: Withdrawal;
+	}[];
+	/** Consent requests, with the answer once given. */
+	consents: {
+		request: string;
+		answer?: string;
+	}[];
+}
+/** Where a client keeps its state: read once when it connects, written after every change. */
+export interface StateStore {
+	load(): ClientState | undefined;
+	save(state: ClientState): void;
+}
+/** The part of the Web Storage interface `webStorage` uses (`localStorage`, `sessionStorage`). */
+export interface StorageLike {
+	getItem(key: string): string | null;
+	setItem(key: string, value: string): void;
+}
+/**
+ * Keep a client's state under `key` of a `Storage` (`localStorage` survives reloads and restarts,
+ * `sessionStorage` only reloads of one tab).
+ */
+export declare function webStorage(storage: StorageLike, key: string): StateStore;
+/** A `ClientState`'s ledger and consents, read back. */
+export interface RestoredState {
+	ledger: Execution$1[];
+	consents: {
+		request: ConsentRequest;
+		answer?: ConsentAnswer;
+	}[];
 }
 /** How a client reconnects after its connection drops: at once, then after growing waits (with jitter). */
 export interface ReconnectOptions {
@@ -1043,6 +1098,7 @@ export declare class ToolwireClient {
 	/**
 	 * Number and send a message; it stays in the outbox (and the saved state) until acknowledged.
 	 *
+	 * @param numbered told the stanza id before the state is saved.
 	 * @returns the message's stanza id.
 	 */
 	private post;
@@ -1170,8 +1226,11 @@ export declare class Connection {
 }
 /** What `Requests` needs from its client. */
 export interface RequestsIO {
-	/** Number, save and send a message (it waits in the outbox while disconnected). */
-	post(message: Message): void;
+	/**
+	 * Number, save and send a message (it waits in the outbox while disconnected); `numbered` is
+	 * told its stanza id before the state is saved.
+	 */
+	post(message: Message, numbered?: (stanzaId: number) => void): void;
 	emit(event: ClientEvent): void;
 	onConsent: ConsentHandler | undefined;
 	/** Aborted when the client closes: handlers are canceled and nothing more is answered. */
@@ -1183,10 +1242,20 @@ export declare class Requests {
 	private readonly io;
 	private readonly consents;
 	private readonly asking;
+	/** Request id → the controller of its running handler (a withdrawal aborts it). */
 	private readonly running;
 	constructor(handlers: Handlers, ledger: ExecutionLedger, io: RequestsIO);
 	/** A ToolUseRequest to run here (`execution` "client" or "either"). */
 	tool(request: ToolUseRequest): void;
+	/** A ToolUseCancel: the server settled the call without this client's result. */
+	withdraw(cancel: ToolUseCancel): void;
+	/**
+	 * An ErrorMessage 302 named stanza `stanzaId`: report the result it refused.
+	 *
+	 * @returns false when no result was first sent with that stanza id (e.g. an answer sent again
+	 *   from the ledger after a resume, which the server had taken already).
+	 */
+	refused(stanzaId: number, message: string): boolean;
 	/** A ConsentRequest. */
 	consent(request: ConsentRequest): void;
 	/** The conversation (re)opened: finish the calls and prompts a reload interrupted. */

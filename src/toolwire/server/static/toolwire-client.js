@@ -1566,7 +1566,8 @@ var MessageType = {
   REGISTER_TOOLS_RESULT: 101,
   CONSENT_REQUEST: 102,
   CONSENT_ANSWER: 103,
-  RUN_STATUS: 104
+  RUN_STATUS: 104,
+  TOOL_USE_CANCEL: 105
 };
 function messageTypeName(type) {
   for (const [name, value] of Object.entries(MessageType)) {
@@ -1832,6 +1833,12 @@ function toBody(message) {
         ["output", message.output],
         ["messageId", message.messageId]
       ]);
+    case MessageType.TOOL_USE_CANCEL:
+      return set([
+        ["id", message.id],
+        ["code", message.code],
+        ["reason", message.reason]
+      ]);
     default:
       return unreachable(message);
   }
@@ -1952,6 +1959,15 @@ function parseBody(type, body) {
         detail: fields.optionalText("detail"),
         output: fields.optionalText("output"),
         messageId: fields.optionalText("messageId")
+      });
+    }
+    case MessageType.TOOL_USE_CANCEL: {
+      const fields = new Fields(body, "ToolUseCancel");
+      return optional({
+        type,
+        id: fields.text("id", true),
+        code: fields.text("code"),
+        reason: fields.optionalText("reason")
       });
     }
     default:
@@ -2948,7 +2964,9 @@ function readState(state) {
       request: unpackMessage(MessageType.TOOL_USE_REQUEST, entry.request),
       ...entry.result !== void 0 && {
         result: unpackMessage(MessageType.TOOL_USE_RESULT, entry.result)
-      }
+      },
+      ...Number.isInteger(entry.stanzaId) && { stanzaId: entry.stanzaId },
+      ...entry.withdrawn !== void 0 && { withdrawn: withdrawal(entry.withdrawn) }
     })),
     consents: state.consents.map((entry) => ({
       request: unpackMessage(MessageType.CONSENT_REQUEST, entry.request),
@@ -2957,6 +2975,11 @@ function readState(state) {
       }
     }))
   };
+}
+function withdrawal(value) {
+  const { code, reason } = isMap(value) ? value : {};
+  if (typeof code !== "string") throw new UsageError("a ledger entry's withdrawal has no code");
+  return { code, ...typeof reason === "string" && { reason } };
 }
 
 // src/tools.ts
@@ -3107,7 +3130,7 @@ var Handlers = class {
    * Run the request's handler and return the answer; never rejects.
    *
    * @param cancel aborting it stops waiting for the handler (whose own signal is aborted too);
-   *   the answer is then `canceled`.
+   *   the answer is then `canceled`, or the code and message of the `ToolError` it was aborted with.
    */
   async run(request, cancel) {
     const { id, toolName: name } = request;
@@ -3127,6 +3150,12 @@ var Handlers = class {
         resolve(failure(id, "timeout", message));
       }, deadline);
       stop = () => {
+        const reason = cancel?.reason;
+        if (reason instanceof ToolError) {
+          controller.abort(reason);
+          resolve(failure(id, reason.code, reason.message));
+          return;
+        }
         controller.abort(new ToolError("the client was closed", { code: "canceled" }));
         resolve(failure(id, "canceled", "the client was closed while the tool ran"));
       };
@@ -3173,6 +3202,9 @@ function toolError(requestId, error) {
   if (!error.needsFollowup) result.needsFollowup = false;
   return result;
 }
+function settled(entry) {
+  return entry.result !== void 0 || entry.withdrawn !== void 0;
+}
 var ExecutionLedger = class {
   constructor(maxEntries = 1e3) {
     this.maxEntries = maxEntries;
@@ -3200,6 +3232,11 @@ var ExecutionLedger = class {
     this.entries.set(entry.request.id, entry);
     this.trim();
   }
+  /** The execution whose result was first sent with stanza id `stanzaId` (an ErrorMessage 302 names it). */
+  sentWith(stanzaId) {
+    for (const entry of this.entries.values()) if (entry.stanzaId === stanzaId) return entry;
+    return void 0;
+  }
   /** Every execution, oldest first. */
   list() {
     return [...this.entries.values()];
@@ -3209,7 +3246,7 @@ var ExecutionLedger = class {
   }
   trim() {
     while (this.entries.size > this.maxEntries) {
-      const oldest = [...this.entries.entries()].find(([, entry]) => entry.result !== void 0);
+      const oldest = [...this.entries.entries()].find(([, entry]) => settled(entry));
       if (oldest === void 0) return;
       this.entries.delete(oldest[0]);
     }
@@ -3229,10 +3266,12 @@ var Requests = class {
   io;
   consents = /* @__PURE__ */ new Map();
   asking = /* @__PURE__ */ new Set();
-  running = /* @__PURE__ */ new Set();
+  /** Request id → the controller of its running handler (a withdrawal aborts it). */
+  running = /* @__PURE__ */ new Map();
   /** A ToolUseRequest to run here (`execution` "client" or "either"). */
   tool(request) {
     const entry = this.ledger.get(request.id);
+    if (entry?.withdrawn !== void 0) return;
     if (entry === void 0) {
       this.ledger.start(request);
       void this.execute(request);
@@ -3242,6 +3281,35 @@ var Requests = class {
     } else if (!this.running.has(request.id)) {
       this.interrupted(entry.request);
     }
+  }
+  /** A ToolUseCancel: the server settled the call without this client's result. */
+  withdraw(cancel) {
+    const { id, code, reason } = cancel;
+    const entry = this.ledger.get(id);
+    if (entry?.withdrawn !== void 0) return;
+    if (entry !== void 0) entry.withdrawn = { code, ...reason !== void 0 && { reason } };
+    const running = this.running.get(id);
+    running?.abort(new ToolError(`the server withdrew the call (${code})${reason ? `: ${reason}` : ""}`, { code }));
+    this.io.emit({
+      kind: "clientToolCanceled",
+      requestId: id,
+      ...entry !== void 0 && { request: entry.request },
+      code,
+      ...reason !== void 0 && { reason },
+      running: running !== void 0
+    });
+  }
+  /**
+   * An ErrorMessage 302 named stanza `stanzaId`: report the result it refused.
+   *
+   * @returns false when no result was first sent with that stanza id (e.g. an answer sent again
+   *   from the ledger after a resume, which the server had taken already).
+   */
+  refused(stanzaId, message) {
+    const entry = this.ledger.sentWith(stanzaId);
+    if (entry?.result === void 0) return false;
+    this.io.emit({ kind: "resultRefused", request: entry.request, result: entry.result, message });
+    return true;
   }
   /** A ConsentRequest. */
   consent(request) {
@@ -3259,7 +3327,7 @@ var Requests = class {
   /** The conversation (re)opened: finish the calls and prompts a reload interrupted. */
   resume() {
     for (const entry of this.ledger.list()) {
-      if (entry.result === void 0 && !this.running.has(entry.request.id)) this.interrupted(entry.request);
+      if (!settled(entry) && !this.running.has(entry.request.id)) this.interrupted(entry.request);
     }
     for (const { request, answer } of this.consents.values()) {
       if (answer === void 0 && !this.asking.has(request.id)) void this.ask(request);
@@ -3268,9 +3336,11 @@ var Requests = class {
   /** The ledger and consent prompts, for `ClientState`. */
   export() {
     return {
-      ledger: this.ledger.list().map(({ request, result }) => ({
+      ledger: this.ledger.list().map(({ request, result, stanzaId, withdrawn }) => ({
         request: packMessage(request),
-        ...result !== void 0 && { result: packMessage(result) }
+        ...result !== void 0 && { result: packMessage(result) },
+        ...stanzaId !== void 0 && { stanzaId },
+        ...withdrawn !== void 0 && { withdrawn }
       })),
       consents: [...this.consents.values()].map(({ request, answer }) => ({
         request: packMessage(request),
@@ -3292,19 +3362,24 @@ var Requests = class {
     this.answer(request, failure(request.id, "execution_error", message), 0);
   }
   async execute(request) {
-    this.running.add(request.id);
+    const controller = new AbortController();
+    const closed = () => controller.abort(this.io.signal.reason);
+    this.io.signal.addEventListener("abort", closed);
+    this.running.set(request.id, controller);
     this.io.emit({ kind: "clientToolStarted", request });
     const started = performance.now();
-    const result = await this.handlers.run(request, this.io.signal);
+    const result = await this.handlers.run(request, controller.signal);
     this.running.delete(request.id);
+    this.io.signal.removeEventListener("abort", closed);
     if (this.io.signal.aborted) return;
+    if (this.ledger.get(request.id)?.withdrawn !== void 0) return;
     this.answer(request, result, performance.now() - started);
   }
   answer(request, result, durationMs) {
     const entry = this.ledger.get(request.id) ?? this.ledger.start(request);
     entry.result = result;
     entry.durationMs = durationMs;
-    this.io.post(result);
+    this.io.post(result, (stanzaId) => entry.stanzaId = stanzaId);
     this.io.emit({ kind: "clientToolCall", request, result, durationMs, replayed: false });
   }
   async ask(request) {
@@ -3519,9 +3594,9 @@ var ToolwireClient = class {
     this.ledger = new ExecutionLedger(options.ledgerSize ?? 1e3);
     for (const [name, handler] of Object.entries(options.handlers ?? {})) this.handlers.add(name, handler);
     this.requests = new Requests(this.handlers, this.ledger, {
-      post: (message) => {
+      post: (message, numbered) => {
         try {
-          this.post(message);
+          this.post(message, false, numbered);
         } catch (error) {
           this.warn(`an answer could not be sent: ${error.message}`);
         }
@@ -3790,11 +3865,13 @@ var ToolwireClient = class {
   /**
    * Number and send a message; it stays in the outbox (and the saved state) until acknowledged.
    *
+   * @param numbered told the stanza id before the state is saved.
    * @returns the message's stanza id.
    */
-  post(message, own2 = false) {
+  post(message, own2 = false, numbered) {
     if (own2 && this.failure !== void 0) throw this.failure;
     const frame = this.connection.send(message);
+    numbered?.(this.connection.lastStanza);
     this.persist();
     if (frame.byteLength > 0) this.write([frame]);
     return this.connection.lastStanza;
@@ -3835,6 +3912,9 @@ var ToolwireClient = class {
         this.emit({ kind: "serverToolResult", result: message, toolName });
         return;
       }
+      case MessageType.TOOL_USE_CANCEL:
+        this.requests.withdraw(message);
+        return;
       case MessageType.CONSENT_REQUEST:
         this.requests.consent(message);
         return;
@@ -3853,7 +3933,10 @@ var ToolwireClient = class {
         if (this.run !== void 0 && !this.run.done && message.originatingId === this.run.stanzaId) {
           this.emit({ kind: "runFailed", message: `the server refused the message: ${message.message}` });
         } else if (message.code === ErrorCode.RESULT_REFUSED) {
-          this.warn(`the server refused an answer (${message.code}): ${message.message}`);
+          const origin = message.originatingId;
+          if (typeof origin !== "number" || !this.requests.refused(origin, message.message)) {
+            this.warn(`the server refused an answer (${message.code}): ${message.message}`);
+          }
         } else {
           this.emit({ kind: "serverError", error: message });
         }
