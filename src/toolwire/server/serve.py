@@ -247,11 +247,16 @@ async def _run(
         listener = listen(options.host, options.port)
         stack.callback(listener.close)
         host, port = listener.getsockname()[:2]
-        print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {store.path})", file=out)
-        if (STATIC / "index.html").is_file():
-            # The token goes in the fragment: browsers never send it to the server, so no log sees it.
-            print(f"chat page: http://{host}:{port}/" + (f"#token={printed}" if printed else ""), file=out)
-        out.flush()
-        # SIGTERM and SIGINT stop the server gracefully (`GracefulServer`): the runs are parked,
-        # then this returns and the model and the store are closed; the exit status is 0.
+
+        def started() -> None:
+            # Printed once the server listens and its signal handlers are in place: from here on,
+            # SIGTERM and SIGINT stop it gracefully (`GracefulServer`): the runs are parked, then
+            # `serve` returns, the model and the store are closed, and the exit status is 0.
+            print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {store.path})", file=out)
+            if (STATIC / "index.html").is_file():
+                # The token goes in the fragment: browsers never send it to the server, so no log sees it.
+                print(f"chat page: http://{host}:{port}/" + (f"#token={printed}" if printed else ""), file=out)
+            out.flush()
+
+        server.on_started = started
         await server.serve(sockets=[listener])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import signal
 import socket
+from collections.abc import Callable
 from types import FrameType
 
 import uvicorn
@@ -34,6 +35,14 @@ class GracefulServer(uvicorn.Server):
         super().__init__(config)
         self.toolwire = toolwire
         self.grace = grace
+        self.on_started: Callable[[], object] | None = None
+        """Called once the server listens, with its signal handlers in place."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """Listen (uvicorn's startup), then tell `on_started`."""
+        await super().startup(sockets)
+        if self.on_started is not None and not self.should_exit:
+            self.on_started()
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         """Begin the graceful stop (a second SIGINT forces it); the signal is not raised again."""
