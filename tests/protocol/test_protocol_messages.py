@@ -169,7 +169,7 @@ def test_a_value_that_is_not_a_map_travels_as_value():
         "terminal": True,
         "message": "done",
     }
-    assert message.to_result(call_id="c1") == ToolResult.ok("c1", {"value": result.data}, message="done", terminal=True)
+    assert message.to_result(call_id="c1") == result
 
 
 def test_seed_001_body_is_the_body_of_to_wire():
