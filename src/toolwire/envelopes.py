@@ -416,7 +416,7 @@ class ToolResult:
         message: str,
         *,
         type: ResultType | None = None,
-        detail: Any = None,
+        payload: Any = None,
         tool: str | None = None,
         deadline_ms: int | None = None,
         needs_followup: bool | None = None,
@@ -425,7 +425,7 @@ class ToolResult:
 
         The outcome type is `type` when given, else the one `code` stands for; a code that does not
         stand for the type (a tool's own code for a denial) is kept in `error_code`. The peer may
-        send the outcome's seed 000 payload as `detail`, e.g. `{"timeout": {"durationMs": 5000,
+        send the outcome's seed 000 payload as `payload`, e.g. `{"timeout": {"durationMs": 5000,
         "effectUnknown": true}}`; what it says wins over the standard message texts, which are read
         otherwise ("Tool execution exceeded timeout of 5000ms", "Call to 'X' was denied: ...").
 
@@ -434,7 +434,7 @@ class ToolResult:
             code: The wire error code.
             message: The peer's error message.
             type: The outcome type the peer named, when its code does not imply it.
-            detail: The payload object the peer sent beside the failure, if any.
+            payload: The payload object the peer sent beside the failure, if any.
             tool: The tool the request was for (a Denied payload names it).
             deadline_ms: A Timeout's duration when the report gives none (the request's deadline).
             needs_followup: None for each constructor's default (the model follows up, except
@@ -442,22 +442,22 @@ class ToolResult:
         """
         implied = result_type_for_code(code)
         result_type = implied if type is None or type is ResultType.SUCCESS else type
-        payload: Mapping[str, Any] = _EMPTY
-        if isinstance(detail, Mapping):
-            inner = cast("Mapping[str, Any]", detail).get(_PAYLOAD_KEYS.get(result_type, "error"))
+        sent: Mapping[str, Any] = _EMPTY
+        if isinstance(payload, Mapping):
+            inner = cast("Mapping[str, Any]", payload).get(_PAYLOAD_KEYS.get(result_type, "error"))
             if isinstance(inner, Mapping):
-                payload = cast("Mapping[str, Any]", inner)
+                sent = cast("Mapping[str, Any]", inner)
         followup = True if needs_followup is None else needs_followup  # the default of all but `canceled`
         match result_type:
             case ResultType.TIMEOUT:
-                duration, found = payload.get("durationMs"), _TIMEOUT_MESSAGE.search(message)
-                if not isinstance(duration, int) or isinstance(duration, bool):
+                duration, found = sent.get("durationMs"), _TIMEOUT_MESSAGE.search(message)
+                if not isinstance(duration, int) or isinstance(duration, bool) or duration < 0:
                     duration = int(found.group(1)) if found else deadline_ms
-                unknown = payload.get("effectUnknown") is True or message.endswith(_EFFECT_UNKNOWN_NOTE)
+                unknown = sent.get("effectUnknown") is True or message.endswith(_EFFECT_UNKNOWN_NOTE)
                 result = cls.timeout(call_id, duration, unknown, needs_followup=followup)
             case ResultType.CANCELED:
-                by = payload.get("by")
-                reason = payload.get("reason")
+                by = sent.get("by")
+                reason = sent.get("reason")
                 result = cls.canceled(
                     call_id,
                     reason if isinstance(reason, str) else message,
@@ -466,14 +466,14 @@ class ToolResult:
                 )
             case ResultType.DENIED:
                 standard = _DENIED_MESSAGE.fullmatch(message)
-                reason = payload.get("reason")
+                reason = sent.get("reason")
                 if not isinstance(reason, str):
                     reason = standard.group(2) if standard else message
-                named = payload.get("tool")
+                named = sent.get("tool")
                 named = tool or (named if isinstance(named, str) else standard.group(1) if standard else "")
                 result = cls.denied(call_id, named, reason, needs_followup=followup)
             case _:
-                error_type = payload.get("type")
+                error_type = sent.get("type")
                 return cls.error(
                     call_id,
                     message,
@@ -666,7 +666,7 @@ class ToolResult:
             return cls.ok(bound, unwrap_value(result))
         code = _optional_str(obj, "errorCode", "ToolUseResult.errorCode") or "execution_error"
         message = _optional_str(obj, "errorMessage", "ToolUseResult.errorMessage") or ""
-        return cls.from_failure(bound, code, message, detail=result, tool=tool, needs_followup=True)
+        return cls.from_failure(bound, code, message, payload=result, tool=tool, needs_followup=True)
 
 
 # `__init__` sets the slots through their descriptors: `object.__setattr__` by name costs 1.6x.

@@ -3,9 +3,9 @@
 The server sends a ToolUseRequest for every tool call: `execution="client"` asks the client to run
 the tool and answer with a ToolUseResult; `"server"` requests and their results are sent for
 transparency only. A ToolUseResult's `id` is the request's id; `ToolUseResult.from_result()` and
-`.to_result()` convert to and from `ToolResult` through `ToolResult.to_wire()` / `from_wire()`,
-adding the fields the seed body lacks (`resultType`, `needsFollowup`, `terminal`, `message`) and
-the client's `content` and `augmentation`.
+`.to_result()` convert to and from `ToolResult` (through `ToolResult.to_wire()` and
+`ToolResult.from_failure()`), adding the fields the seed body lacks (`resultType`,
+`needsFollowup`, `terminal`, `message`) and the client's `content` and `augmentation`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Final, Literal, Self, cast
 
-from ..envelopes import ResultType, ToolResult, result_type_for_code
-from ..errors import EnvelopeError
+from ..envelopes import ResultType, ToolResult, result_type_for_code, unwrap_value
 from .conversation import without_none
 from .errors import ErrorCode, ProtocolError
 from .wire import Fields, MessageType
@@ -147,24 +146,32 @@ class ToolUseResult:
             call_id: The model's call id; defaults to the request id.
             tool: The tool the request was for, recorded in a Denied payload.
 
+        A failure is the outcome the sender reported (`ToolResult.from_failure`): `resultType`
+        wins over the code's type, and a `result` on a failure is the outcome's seed 000 payload.
         `content` and `augmentation` are not part of a `ToolResult`; the client tools layer reads
         them from this message.
+
+        Raises:
+            ProtocolError: 105 when `result_type` is not an outcome type.
         """
-        seed = without_none(
-            {
-                "id": self.id,
-                "success": self.success,
-                "result": self.result,
-                "errorCode": self.error_code,
-                "errorMessage": self.error_message,
-            }
-        )
-        try:
-            outcome = ToolResult.from_wire(seed, call_id=call_id, tool=tool)
-        except EnvelopeError as exc:
-            raise ProtocolError(ErrorCode.INVALID_MESSAGE, str(exc)) from None
-        if self.result_type is not None and self.result_type != outcome.type:
-            outcome = self._retyped(outcome, ResultType(self.result_type), tool)
+        bound = self.id if call_id is None else call_id
+        if self.success:
+            outcome = ToolResult.ok(bound, unwrap_value(self.result))
+        else:
+            try:
+                named = None if self.result_type is None else ResultType(self.result_type)
+            except ValueError:
+                message = f"ToolUseResult.resultType must be an integer in 0..4, got {self.result_type!r}"
+                raise ProtocolError(ErrorCode.INVALID_MESSAGE, message) from None
+            outcome = ToolResult.from_failure(
+                bound,
+                self.error_code or "execution_error",
+                self.error_message or "",
+                type=named,
+                payload=self.result,
+                tool=tool,
+                needs_followup=True,
+            )
         changes: dict[str, Any] = {}
         if self.needs_followup is not None:
             changes["needs_followup"] = self.needs_followup
@@ -173,19 +180,6 @@ class ToolUseResult:
         if self.message is not None:
             changes["message"] = self.message
         return replace(outcome, **changes) if changes else outcome
-
-    def _retyped(self, outcome: ToolResult, result_type: ResultType, tool: str | None) -> ToolResult:
-        # The code implied another type (a custom code for a denial, say): the explicit type wins.
-        text = self.error_message or ""
-        match result_type:
-            case ResultType.CANCELED:
-                return ToolResult.canceled(outcome.call_id, text)
-            case ResultType.TIMEOUT:
-                return ToolResult.timeout(outcome.call_id, None)
-            case ResultType.DENIED:
-                return ToolResult.denied(outcome.call_id, tool or "", text)
-            case _:
-                return ToolResult.error(outcome.call_id, text, code=self.error_code or "execution_error")
 
     def to_body(self) -> dict[str, Any]:
         """Return the wire body."""

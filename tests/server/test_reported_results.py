@@ -1,0 +1,89 @@
+"""The model sees what the client reported: a live `toolwire serve`, answered over raw frames."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from server_support import IDE_GROUP, TOKEN, Peer, peer
+
+from serving import Server, serve_app
+from toolwire.protocol import MessageType, RegisterTools, RunStatus, ToolUseRequest, ToolUseResult, UserMessage
+
+# The model calls the client's OpenFile, then answers with what it was given, as JSON.
+APP = """
+import json
+from toolwire import Agent, ToolCall
+from toolwire.client_tools import ClientToolsConfig
+from toolwire.messages import UserMessage
+from toolwire.testing import FunctionModel
+
+def script(request):
+    last = request.messages[-1]
+    if isinstance(last, UserMessage):
+        return [ToolCall(id="c_open", name="OpenFile", arguments={"path": "a.txt"})]
+    result = last.result
+    return json.dumps({"type": result.type.name, "payload": result.payload(), "code": result.wire_code})
+
+def make_agent(store):
+    config = ClientToolsConfig(collapse_client_tools=False, invoke_timeout=20)
+    return Agent(FunctionModel(script), store=store, client_tools=config)
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with serve_app(tmp_path_factory.mktemp("reported"), APP, "reportedapp", token=TOKEN) as running:
+        yield running
+
+
+async def open_request(client: Peer) -> ToolUseRequest:
+    """Register the IDE tools and ask: the model calls OpenFile, which the server sends here."""
+    await client.send(RegisterTools(groups=(IDE_GROUP,)))
+    await client.until(MessageType.REGISTER_TOOLS_RESULT)
+    await client.send(UserMessage(id="u1", content="Open a.txt"))
+    request = (await client.until(MessageType.TOOL_USE_REQUEST, execution="client")).message
+    assert isinstance(request, ToolUseRequest)
+    return request
+
+
+async def what_the_model_saw(client: Peer) -> dict[str, Any]:
+    finished = (await client.until(MessageType.RUN_STATUS, status="finished")).message
+    assert isinstance(finished, RunStatus) and finished.output is not None
+    return json.loads(finished.output)
+
+
+async def answer(server: Server, **fields: Any) -> dict[str, Any]:
+    async with peer(server.url) as client:
+        request = await open_request(client)
+        await client.send(ToolUseResult(id=request.id, **fields))
+        return await what_the_model_saw(client)
+
+
+async def test_a_denial_the_client_reports_under_its_own_code_reaches_the_model_as_denied(server: Server) -> None:
+    seen = await answer(server, success=False, error_code="policy_x", error_message="blocked by X", result_type=4)
+    assert seen == {
+        "type": "DENIED",
+        "payload": {"denied": {"tool": "OpenFile", "reason": "blocked by X"}},
+        "code": "policy_x",
+    }
+
+
+async def test_a_client_timeout_reaches_the_model_with_the_clients_duration(server: Server) -> None:
+    message = "Tool execution exceeded timeout of 5000ms"  # seed 001's example
+    seen = await answer(server, success=False, error_code="timeout", error_message=message)
+    assert seen["payload"] == {"timeout": {"durationMs": 5000}}
+
+
+async def test_a_client_timeout_takes_a_structured_duration(server: Server) -> None:
+    payload = {"timeout": {"durationMs": 1500}}
+    seen = await answer(server, success=False, error_code="timeout", error_message="too slow", result=payload)
+    assert seen["payload"] == {"timeout": {"durationMs": 1500}}
+
+
+async def test_a_client_timeout_is_effect_unknown_when_the_client_says_so(server: Server) -> None:
+    payload = {"timeout": {"durationMs": 1500, "effectUnknown": True}}
+    seen = await answer(server, success=False, error_code="timeout", error_message="too slow", result=payload)
+    assert seen["payload"] == payload
