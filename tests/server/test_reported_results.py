@@ -6,11 +6,22 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
+import msgpack
 import pytest
 from server_support import IDE_GROUP, TOKEN, Peer, peer
 
 from serving import Server, serve_app
-from toolwire.protocol import MessageType, RegisterTools, RunStatus, ToolUseRequest, ToolUseResult, UserMessage
+from toolwire.protocol import (
+    ErrorCode,
+    ErrorMessage,
+    MessageType,
+    RegisterTools,
+    RunStatus,
+    ToolUseRequest,
+    ToolUseResult,
+    UserMessage,
+)
 
 # The model calls the client's OpenFile, then answers with what it was given, as JSON.
 APP = """
@@ -87,3 +98,59 @@ async def test_a_client_timeout_is_effect_unknown_when_the_client_says_so(server
     payload = {"timeout": {"durationMs": 1500, "effectUnknown": True}}
     seen = await answer(server, success=False, error_code="timeout", error_message="too slow", result=payload)
     assert seen["payload"] == payload
+
+
+# -- a result the server cannot read ---------------------------------------------------------------
+
+
+def raw_result(client: Peer, body: dict[str, Any]) -> bytes:
+    """A ToolUseResult frame numbered as the peer's next stanza, with `body` exactly as given."""
+    frame = msgpack.unpackb(client.connection.send(ToolUseResult(id="placeholder", success=True)))
+    packed = msgpack.packb({**frame, "body": body})
+    assert isinstance(packed, bytes)
+    return packed
+
+
+UNREADABLE = [
+    {"success": False, "errorCode": "policy_x", "resultType": 9},
+    {"success": True, "result": "opened a.txt"},
+]
+UNREADABLE_IDS = ["result-type-out-of-range", "result-not-a-map"]
+
+
+@pytest.mark.parametrize("fields", UNREADABLE, ids=UNREADABLE_IDS)
+async def test_an_unreadable_result_ends_the_call_at_once_as_invalid_result(
+    server: Server, fields: dict[str, Any]
+) -> None:
+    async with peer(server.url) as client:
+        request = await open_request(client)
+        with anyio.fail_after(10):  # the call's own deadline is 20 s away
+            await client.socket.send(raw_result(client, {"id": request.id, **fields}))
+            seen = await what_the_model_saw(client)
+    assert (seen["type"], seen["code"]) == ("ERROR", "invalid_result")
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    list(zip(UNREADABLE, ["ToolUseResult.resultType must be", "ToolUseResult.result must be a map"], strict=True)),
+    ids=UNREADABLE_IDS,
+)
+async def test_the_client_is_told_why_its_result_was_refused(server: Server, fields: dict[str, Any], why: str) -> None:
+    async with peer(server.url) as client:
+        request = await open_request(client)
+        await client.socket.send(raw_result(client, {"id": request.id, **fields}))
+        refusal = (await client.until(MessageType.ERROR)).message
+    assert isinstance(refusal, ErrorMessage) and refusal.code == ErrorCode.INVALID_MESSAGE
+    assert refusal.message.startswith(why)
+
+
+async def test_an_unreadable_result_for_no_open_request_gets_one_error_message(server: Server) -> None:
+    async with peer(server.url) as client:
+        await client.socket.send(raw_result(client, {"id": "req_nobody", "success": True, "result": "x"}))
+        await client.send(ToolUseResult(id="req_marker", success=True))  # refused with 302, after the first
+        errors: list[ErrorMessage] = []
+        while not errors or "req_marker" not in errors[-1].message:
+            error = (await client.until(MessageType.ERROR)).message
+            assert isinstance(error, ErrorMessage)
+            errors.append(error)
+    assert [error.code for error in errors] == [ErrorCode.INVALID_MESSAGE, ErrorCode.RESULT_REFUSED]

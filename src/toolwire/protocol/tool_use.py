@@ -6,6 +6,11 @@ transparency only. A ToolUseResult's `id` is the request's id; `ToolUseResult.fr
 `.to_result()` convert to and from `ToolResult` (through `ToolResult.to_wire()` and
 `ToolResult.from_failure()`), adding the fields the seed body lacks (`resultType`,
 `needsFollowup`, `terminal`, `message`) and the client's `content` and `augmentation`.
+
+A ToolUseResult whose id can be read but whose body cannot (a `resultType` out of range, a
+`result` that is not a map...) is refused with 105 like any bad message, and `Connection.receive`
+also delivers it as `ToolUseResult.invalid(...)`: a failure `invalid_result` of that request, so
+the call waiting for it ends at once instead of at its deadline.
 """
 
 from __future__ import annotations
@@ -110,6 +115,32 @@ class ToolUseResult:
     `{"type": "binary", "mimeType", "data": <bin>, "filename"}` (the `to_dict(binary="bytes")` shapes)."""
     augmentation: dict[str, Any] | None = None
     """Changes to the thread's client tools, in `Augmentation.to_dict()` shape."""
+    problem: str | None = None
+    """Set only by a receiving `Connection`, never sent: why the body was refused (105) although
+    its id could be read. The message then stands for a failure `invalid_result` of that request,
+    so that the call waiting for it ends at once (see `invalid`)."""
+
+    @classmethod
+    def invalid(cls, body: Mapping[str, Any], problem: str) -> Self | None:
+        """The answer a body `from_body` refused stands for: a failure with code `invalid_result`.
+
+        Args:
+            body: The refused body.
+            problem: Why it was refused (the ErrorMessage's text).
+
+        Returns:
+            The failure for the request the body names, or None when its id cannot be read either.
+        """
+        request_id = body.get("requestId") if body.get("requestId") is not None else body.get("id")
+        if not isinstance(request_id, str) or not request_id:
+            return None
+        return cls(
+            id=request_id,
+            success=False,
+            error_code="invalid_result",
+            error_message=f"The tool's result could not be read: {problem}",
+            problem=problem,
+        )
 
     @classmethod
     def from_result(
