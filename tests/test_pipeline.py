@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from pydantic import BaseModel
 
 from toolwire import (
+    Agent,
     Cancellation,
     ConsentAnswer,
     ConsentRequest,
@@ -25,8 +28,10 @@ from toolwire import (
     invoke_batch,
     tool,
 )
-from toolwire.pipeline import Next, ToolCallFinished
+from toolwire.models.openai import OpenAIModel
+from toolwire.pipeline import Filter, Next, ToolCallFinished
 from toolwire.policy import MemoryApprovalStore
+from toolwire.testing import ScriptedModel
 
 
 class Weather(BaseModel):
@@ -237,6 +242,52 @@ async def test_the_result_size_limit_counts_the_json_of_plain_values(value: Any,
     result = await pipeline.invoke(call_of("get_value"))
     assert (result.type is ResultType.SUCCESS) is allowed
     assert result.data == value if allowed else result.error_code == "result_too_large"
+
+
+# -- JSON has no NaN or Infinity: they become null --------------------------------------------------------
+
+NON_FINITE = {"mean": math.nan, "max": math.inf, "rows": [-math.inf, 1.5], "note": "NaN or Infinity"}
+AS_JSON = {"mean": None, "max": None, "rows": [None, 1.5], "note": "NaN or Infinity"}
+
+
+async def invoke_returning(value: Any, *filters: Filter) -> ToolResult:
+    @tool
+    async def get_stats() -> Any:
+        return value
+
+    return await invoke(call_of("get_stats"), Toolbox([get_stats]), filters=filters)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])
+async def test_a_non_finite_number_a_tool_returns_becomes_null(value: float):
+    assert (await invoke_returning(value)).data is None
+
+
+async def test_non_finite_numbers_inside_a_tools_value_become_null():
+    assert (await invoke_returning(NON_FINITE)).data == AS_JSON
+
+
+async def test_non_finite_numbers_in_a_result_a_tool_returns_become_null():
+    assert (await invoke_returning(ToolResult.ok(None, NON_FINITE))).data == AS_JSON
+
+
+async def test_non_finite_numbers_in_a_result_a_filter_sets_become_null():
+    async def canned(ctx: InvocationContext, call_next: Next) -> None:
+        ctx.result = ToolResult.ok(ctx.tool_call.id, NON_FINITE)
+
+    assert (await invoke_returning(1, canned)).data == AS_JSON
+
+
+async def test_the_model_is_sent_null_for_a_non_finite_number():
+    model = ScriptedModel([[call_of("get_stats")], "done"])
+
+    @tool
+    async def get_stats() -> dict[str, float]:
+        return {"mean": math.nan}
+
+    await Agent(model, tools=[get_stats]).run("stats?")
+    body = OpenAIModel("gpt-test", http_client=httpx.AsyncClient()).request_body(model.requests[-1])
+    assert body["messages"][-1]["content"] == '{"mean":null}'
 
 
 async def test_async_timeout_reports_the_deadline():

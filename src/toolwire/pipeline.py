@@ -8,6 +8,7 @@ filters (in the order given) ──► run the tool under its deadline
     ToolError ──► Error with its code     exception ──► Error execution_error
     deadline ──► Timeout                  ctx.cancel ──► Canceled by policy
 caller's `Cancellation` at any point ──► Canceled by user
+the result a tool returned or a filter set ──► bound to this call, standard JSON, within the size limit
 ```
 
 Failures the model should see are results, never exceptions: `invoke()` raises only when the
@@ -19,8 +20,10 @@ from __future__ import annotations
 import copy
 import functools
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any, Final
 
@@ -231,10 +234,14 @@ class Pipeline:
             if ctx.result is None:
                 message = f"A filter failed while running '{tool.name}': {type(exc).__name__}: {exc}"
                 ctx.result = ToolResult.error(call.id, message, error_type=type(exc).__name__)
-        if ctx.result is None:
+        result = ctx.result
+        if result is None:
             ctx.result = (
                 ToolResult.canceled(call.id, "A filter canceled the call", "policy") if ctx.cancel else _no_result(ctx)
             )
+        elif result is not ctx._checked:  # pyright: ignore[reportPrivateUsage]
+            # A filter set it: a cached result of another call, or one built for none (seed 003).
+            ctx.result = self._answer(call, tool, result)
 
     async def _permit(self, ctx: InvocationContext, tool: Tool[..., Any], call: ToolCall) -> bool:
         """Ask the policy (the decision was not Allow); on a denial or a cancel, set the result too."""
@@ -437,30 +444,51 @@ class Pipeline:
                 effect_unknown = not tool.is_async
                 ctx.result = ToolResult.timeout(call.id, round(tool.timeout * 1000), effect_unknown)
             return
-        ctx.result = self._to_result(call, tool, value)
+        ctx.result = ctx._checked = self._to_result(call, tool, value)  # pyright: ignore[reportPrivateUsage]
 
     def _to_result(self, call: ToolCall, tool: Tool[..., Any], value: Any) -> ToolResult:
         if _small_json(value, self.max_result_bytes):  # the common value: its own JSON form, within the limit
             return ToolResult(call_id=call.id, data=value)
         if isinstance(value, ToolResult):
-            result = value.with_call_id(call.id)
-        else:
-            try:
-                data = to_jsonable_python(value)  # also dumps pydantic models, dataclasses, datetimes
-            except PydanticSerializationError as exc:
-                return ToolResult.error(
-                    call.id,
-                    f"'{tool.name}' returned a value that is not JSON ({type(value).__name__}): {exc}",
-                    error_type=type(value).__name__,
-                )
-            result = ToolResult(call_id=call.id, data=data)
-        if self.max_result_bytes and len(to_json(result.payload())) > self.max_result_bytes:
+            return self._answer(call, tool, value)
+        try:
+            # Also dumps pydantic models, dataclasses, datetimes; JSON has no NaN or Infinity.
+            data = to_jsonable_python(value, inf_nan_mode="null")
+        except PydanticSerializationError as exc:
             return ToolResult.error(
                 call.id,
-                f"The result of '{tool.name}' is larger than {self.max_result_bytes} bytes; "
-                "ask for less data (narrower filters, fewer items, a page of results).",
-                code="result_too_large",
+                f"'{tool.name}' returned a value that is not JSON ({type(value).__name__}): {exc}",
+                error_type=type(value).__name__,
             )
+        return self._answer(call, tool, ToolResult(call_id=call.id, data=data))
+
+    def _answer(self, call: ToolCall, tool: Tool[..., Any], result: ToolResult) -> ToolResult:
+        """Make a result the answer of `call`: bound to it, its data standard JSON, within the size limit.
+
+        A result a tool returned or a filter set answers the call it was given for, whatever id it
+        carries (a cached result keeps the id of the call that filled the cache). A non-finite
+        number (NaN, Infinity) in its data becomes null.
+        """
+        result = result.with_call_id(call.id)
+        data = result.data
+        if _small_json(data, self.max_result_bytes):
+            return result
+        try:
+            encoded = to_json(data)
+        except PydanticSerializationError as exc:
+            return ToolResult.error(call.id, f"The result of '{tool.name}' is not JSON: {exc}")
+        if b"NaN" in encoded or b"Infinity" in encoded:  # perhaps only inside a string: then nothing changes
+            result = replace(result, data=to_jsonable_python(data, inf_nan_mode="null"))
+            encoded = to_json(result.data)
+        if self.max_result_bytes:
+            size = len(encoded) if result.success else len(to_json(result.payload()))
+            if size > self.max_result_bytes:
+                return ToolResult.error(
+                    call.id,
+                    f"The result of '{tool.name}' is larger than {self.max_result_bytes} bytes; "
+                    "ask for less data (narrower filters, fewer items, a page of results).",
+                    code="result_too_large",
+                )
         return result
 
 
@@ -470,7 +498,9 @@ def _small_json(value: object, limit: int) -> bool:
         return not limit or len(value) * 6 + 2 <= limit  # at most 6 bytes per character (`\\uXXXX`)
     if type(value) is int:
         return -_INT_BOUND < value < _INT_BOUND
-    return value is None or type(value) is bool or type(value) is float
+    if type(value) is float:
+        return math.isfinite(value)
+    return value is None or type(value) is bool
 
 
 def _asker(observer: Observer) -> Callable[[ConsentRequest], None]:
