@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import logging
 import math
+import re
 import threading
 from typing import Any
 
@@ -28,6 +30,7 @@ from toolwire import (
     invoke_batch,
     tool,
 )
+from toolwire.messages import ToolResultMessage
 from toolwire.models.openai import OpenAIModel
 from toolwire.pipeline import Filter, Next, ToolCallFinished
 from toolwire.policy import MemoryApprovalStore
@@ -188,13 +191,84 @@ async def test_oversized_arguments_are_invalid():
     assert "larger than 16384 bytes" in (result.error or "")
 
 
-async def test_exception_becomes_execution_error_without_traceback():
+# -- unexpected exceptions: the model and the clients see their type and an error id, the log the rest -----
+
+SECRET = "database password=hunter2 exploded"
+
+
+class IsErrorId:
+    """Equal to the text an unexpected exception of type `name` is shown as: its type and an error id."""
+
+    def __init__(self, name: str, *, within: str = "{}") -> None:
+        shown = rf"{name} \(error id e_[0-9a-f]{{8}}\)"
+        self.pattern = re.compile(re.escape(within).replace(re.escape("{}"), shown))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and self.pattern.fullmatch(other) is not None
+
+    def __repr__(self) -> str:
+        return f"IsErrorId({self.pattern.pattern!r})"
+
+
+async def test_exception_becomes_execution_error_with_its_type_and_an_error_id():
     result = await run("explode", message="disk on fire")
     assert result.payload() == {
-        "error": {"message": "ValueError: disk on fire", "code": "execution_error", "type": "ValueError"}
+        "error": {"message": IsErrorId("ValueError"), "code": "execution_error", "type": "ValueError"}
     }
-    assert "Traceback" not in (result.error or "")
     assert result.needs_followup
+
+
+async def explode_with_a_secret(**options: Any) -> ToolResult:
+    @tool
+    async def query() -> None:
+        raise RuntimeError(SECRET)
+
+    return await invoke(call_of("query"), Toolbox([query]), **options)
+
+
+async def test_an_unexpected_exceptions_text_does_not_reach_the_model():
+    result = await explode_with_a_secret()
+    assert result.error == IsErrorId("RuntimeError")
+
+
+async def test_an_unexpected_exceptions_text_goes_to_the_log_under_its_error_id(caplog: pytest.LogCaptureFixture):
+    with caplog.at_level(logging.ERROR, logger="toolwire.pipeline"):
+        result = await explode_with_a_secret()
+    [record] = caplog.records
+    error_id = re.findall(r"e_[0-9a-f]{8}", result.error or "")
+    assert error_id and error_id[0] in record.getMessage() and SECRET in caplog.text
+
+
+async def test_expose_errors_shows_the_exceptions_text():
+    result = await explode_with_a_secret(expose_errors=True)
+    assert result.error == f"RuntimeError: {SECRET}"
+
+
+async def test_toolwire_expose_errors_in_the_environment_shows_the_text(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TOOLWIRE_EXPOSE_ERRORS", "1")
+    result = await explode_with_a_secret()
+    assert result.error == f"RuntimeError: {SECRET}"
+
+
+async def test_an_explicit_expose_errors_false_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TOOLWIRE_EXPOSE_ERRORS", "1")
+    result = await explode_with_a_secret(expose_errors=False)
+    assert result.error == IsErrorId("RuntimeError")
+
+
+async def test_a_failing_filters_text_does_not_reach_the_model():
+    async def broken(ctx: InvocationContext, call_next: Next) -> None:
+        raise RuntimeError(SECRET)
+
+    result = await invoke(call_of("add", a=1, b=2), toolbox, filters=[broken])
+    assert result.error == IsErrorId("RuntimeError", within="A filter failed while running 'add': {}")
+
+
+async def test_an_agents_expose_errors_reaches_its_pipeline():
+    model = ScriptedModel([[call_of("explode", message=SECRET)], "done"])
+    run_result = await Agent(model, tools=toolbox, expose_errors=True).run("go")
+    [message] = [m for m in run_result.transcript if isinstance(m, ToolResultMessage)]
+    assert message.result.error == f"ValueError: {SECRET}"
 
 
 async def test_tool_error_sets_its_own_code_and_type():
@@ -523,7 +597,7 @@ async def test_failing_filter_becomes_an_error_result():
         raise KeyError("oops")
 
     result = await invoke(call_of("add", a=1, b=2), toolbox, filters=[broken])
-    assert result.error == "A filter failed while running 'add': KeyError: 'oops'"
+    assert result.error == IsErrorId("KeyError", within="A filter failed while running 'add': {}")
 
 
 async def test_filter_that_swallows_the_call_gives_an_error():
@@ -674,7 +748,7 @@ async def test_arguments_without_json_form_are_denied_when_consent_is_needed():
     call = call_of("local_scale", x=float("nan"))
     result = await invoke(call, Toolbox([local_scale]), policy=PermissionPolicy(consent=yes))
     assert result.type is ResultType.DENIED
-    assert "the permission check failed (ValueError" in (result.error or "")
+    assert result.payload()["denied"]["reason"] == IsErrorId("ValueError", within="the permission check failed ({})")
 
 
 async def test_failing_approval_store_denies_the_call():
@@ -684,7 +758,10 @@ async def test_failing_approval_store_denies_the_call():
 
     result = await invoke(call_of("shell_run", command="ls"), toolbox, policy=PermissionPolicy(store=BrokenStore()))
     assert result.payload() == {
-        "denied": {"tool": "shell_run", "reason": "the permission check failed (ConnectionError: store unreachable)"}
+        "denied": {
+            "tool": "shell_run",
+            "reason": IsErrorId("ConnectionError", within="the permission check failed ({})"),
+        }
     }
 
 

@@ -13,6 +13,12 @@ the result a tool returned or a filter set ──► bound to this call, standar
 
 Failures the model should see are results, never exceptions: `invoke()` raises only when the
 task running it is itself cancelled from outside.
+
+An unexpected exception (in a tool, a filter or the permission check) may carry secrets in its
+text ("password=... exploded"), and what the model sees also goes to every client. So the model
+and the clients see its type and a short error id (`RuntimeError (error id e_3f9a2c1b)`), and the
+full text goes to the log under that id; a `ToolError`'s message, written for the model, passes as
+it is. `expose_errors=True` (or `TOOLWIRE_EXPOSE_ERRORS=1`) shows the full text, for development.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ import copy
 import functools
 import logging
 import math
+import os
+import secrets
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import replace
@@ -71,6 +79,8 @@ _log = logging.getLogger("toolwire.pipeline")
 Record = Callable[[ToolResult], Awaitable[ToolResult]]
 """Keeps a call's result the moment it is decided; returns the result that stands."""
 _APPROVED: Final = Permission(Decision.ALLOW, "allowed before the process stopped", "ledger")
+EXPOSE_ERRORS: Final = "TOOLWIRE_EXPOSE_ERRORS"
+"""The environment variable that, set to `1`, shows the text of unexpected exceptions (`Pipeline`)."""
 
 MAX_RESULT_BYTES: Final = 256 * 1024
 MAX_ARGUMENT_BYTES: Final = 16 * 1024
@@ -111,6 +121,10 @@ class Pipeline:
         max_result_bytes: A larger serialized payload becomes Error `result_too_large`.
         max_argument_bytes: Larger arguments are refused as `invalid_parameters`.
         max_concurrency: How many calls of one batch run at once.
+        expose_errors: Show the model (and so the clients) the text of unexpected exceptions,
+            for development. By default they see the exception's type and a short error id, and
+            the full text is logged under that id. None reads `TOOLWIRE_EXPOSE_ERRORS` (`1`,
+            `true` or `yes` to expose).
     """
 
     def __init__(
@@ -122,6 +136,7 @@ class Pipeline:
         max_result_bytes: int = MAX_RESULT_BYTES,
         max_argument_bytes: int = MAX_ARGUMENT_BYTES,
         max_concurrency: int = 8,
+        expose_errors: bool | None = None,
     ) -> None:
         self.toolbox = toolbox
         self.policy = policy if policy is not None else PermissionPolicy()
@@ -129,6 +144,9 @@ class Pipeline:
         self.max_result_bytes = max_result_bytes
         self.max_argument_bytes = max_argument_bytes
         self.max_concurrency = max_concurrency
+        if expose_errors is None:
+            expose_errors = os.environ.get(EXPOSE_ERRORS, "").strip().lower() in ("1", "true", "yes")
+        self.expose_errors = expose_errors
         self.consent: ConsentHandler | None = None
         """Asked for consent instead of the policy's own handler (see `with_tools`)."""
         self._chain = compose(self.filters, self._execute)
@@ -230,9 +248,9 @@ class Pipeline:
         try:
             await self._chain(ctx)
         except Exception as exc:
-            _log.exception("a filter failed on call %s of tool %s", call.id, tool.name)
+            shown = self._unexpected(exc, "a filter failed on call %s of tool %s", call.id, tool.name)
             if ctx.result is None:
-                message = f"A filter failed while running '{tool.name}': {type(exc).__name__}: {exc}"
+                message = f"A filter failed while running '{tool.name}': {shown}"
                 ctx.result = ToolResult.error(call.id, message, error_type=type(exc).__name__)
         result = ctx.result
         if result is None:
@@ -258,9 +276,8 @@ class Pipeline:
         except CallCanceled:
             ctx.permission = None
         except Exception as exc:  # a failing policy or approval store must not let the call through
-            _log.exception("the permission check failed on call %s of tool %s", call.id, tool.name)
-            reason = f"the permission check failed ({type(exc).__name__}: {exc})"
-            ctx.permission = Permission(Decision.DENY, reason, "error")
+            shown = self._unexpected(exc, "the permission check failed on call %s of tool %s", call.id, tool.name)
+            ctx.permission = Permission(Decision.DENY, f"the permission check failed ({shown})", "error")
         if ctx.permission is None:
             ctx.result = _canceled(call, ctx.cancellation)
             return False
@@ -374,6 +391,18 @@ class Pipeline:
                 await resume(settling, step)
             return
 
+    def _unexpected(self, exc: Exception, what: str, *args: object) -> str:
+        """Log an unexpected exception in full under a new error id; return what others may see of it.
+
+        Its text may hold secrets, and what the model sees reaches every client: unless
+        `expose_errors`, that is the exception's type and the error id, never its text.
+        """
+        error_id = "e_" + secrets.token_hex(4)
+        _log.error(f"{what} (error id %s)", *args, error_id, exc_info=exc)
+        if self.expose_errors:
+            return f"{type(exc).__name__}: {exc}"
+        return f"{type(exc).__name__} (error id {error_id})"
+
     def _exclusive(self, call: ToolCall) -> bool:
         tool = self.toolbox.get(call.name)
         return tool is not None and tool.mode in _EXCLUSIVE
@@ -425,15 +454,8 @@ class Pipeline:
             )
             return
         except Exception as exc:
-            # The model sees the exception's type and message, never the traceback.
-            _log.info(
-                "tool %s raised %s on call %s",
-                tool.name,
-                type(exc).__name__,
-                call.id,
-                exc_info=True,
-            )
-            ctx.result = ToolResult.error(call.id, f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__)
+            shown = self._unexpected(exc, "tool %s raised an exception on call %s", tool.name, call.id)
+            ctx.result = ToolResult.error(call.id, shown, error_type=type(exc).__name__)
             return
         if value is INTERRUPTED:
             if tool_context is not None:
@@ -548,7 +570,7 @@ async def invoke(
         filters: Run in order around the call, after the policy allowed it.
         thread_id: The conversation, for approvals, caches and the tool's context.
         cancellation: Cancel it to end the call as Canceled by the user.
-        **limits: `max_result_bytes`, `max_argument_bytes` (see `Pipeline`).
+        **limits: `max_result_bytes`, `max_argument_bytes`, `expose_errors` (see `Pipeline`).
     """
     pipeline = Pipeline(toolbox, policy=policy or _default_policy(), filters=filters, **limits)
     return await pipeline.invoke(call, thread_id=thread_id, cancellation=cancellation)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,16 +24,24 @@ from toolwire.protocol import (
     UserMessage,
 )
 
-# The model calls the client's OpenFile, then answers with what it was given, as JSON.
+# The model calls the client's OpenFile (or, asked to "query", the server's query tool, which
+# fails), then answers with what it was given, as JSON.
 APP = """
 import json
-from toolwire import Agent, ToolCall
+from toolwire import Agent, ToolCall, tool
 from toolwire.client_tools import ClientToolsConfig
 from toolwire.messages import UserMessage
 from toolwire.testing import FunctionModel
 
+@tool
+async def query() -> str:
+    \"\"\"Query the database.\"\"\"
+    raise RuntimeError("database password=hunter2 exploded")
+
 def script(request):
     last = request.messages[-1]
+    if isinstance(last, UserMessage) and last.content == "query":
+        return [ToolCall(id="c_query", name="query", arguments={})]
     if isinstance(last, UserMessage):
         return [ToolCall(id="c_open", name="OpenFile", arguments={"path": "a.txt"})]
     result = last.result
@@ -40,7 +49,7 @@ def script(request):
 
 def make_agent(store):
     config = ClientToolsConfig(collapse_client_tools=False, invoke_timeout=20)
-    return Agent(FunctionModel(script), store=store, client_tools=config)
+    return Agent(FunctionModel(script), tools=[query], store=store, client_tools=config)
 """
 
 
@@ -154,3 +163,15 @@ async def test_an_unreadable_result_for_no_open_request_gets_one_error_message(s
             assert isinstance(error, ErrorMessage)
             errors.append(error)
     assert [error.code for error in errors] == [ErrorCode.INVALID_MESSAGE, ErrorCode.RESULT_REFUSED]
+
+
+# -- errors do not leak ------------------------------------------------------------------------------
+
+
+async def test_an_unexpected_exceptions_text_reaches_neither_the_client_nor_the_model(server: Server) -> None:
+    async with peer(server.url) as client:
+        await client.send(UserMessage(id="u1", content="query"))
+        seen = await what_the_model_saw(client)
+    [mirrored] = [envelope.message for envelope in client.seen if isinstance(envelope.message, ToolUseResult)]
+    assert "hunter2" not in f"{mirrored.error_message} {seen}"
+    assert re.fullmatch(r"RuntimeError \(error id e_[0-9a-f]{8}\)", mirrored.error_message or "")
