@@ -315,6 +315,54 @@ def test_is_terminal_result_for_dict(value: dict[str, Any], terminal: bool):
     assert is_terminal_result(value) is terminal
 
 
+def test_is_terminal_result_of_no_result_is_false():
+    assert is_terminal_result(None) is False
+
+
+# -- data: one rule for every JSON form ----------------------------------------------------------------
+
+VALUES = [{"answer": 42.5}, "text", 3, 4.5, [1, 2], True, False, {"value": 1}, {"value": 1, "unit": "cm"}, {}]
+VALUE_IDS = ["map", "text", "int", "float", "list", "true", "false", "value-map", "map-with-value", "empty-map"]
+
+
+@pytest.mark.parametrize("value", ["text", 3, [1, 2], True, {"value": 1}], ids=["text", "int", "list", "bool", "value"])
+def test_to_dict_writes_data_that_is_not_a_plain_object_as_a_value_object(value: Any):
+    assert ToolResult.ok("c", value).to_dict()["data"] == {"value": value}
+
+
+def test_to_dict_writes_an_object_as_it_is():
+    assert ToolResult.ok("c", {"eventId": "e_777"}).to_dict()["data"] == {"eventId": "e_777"}
+
+
+@pytest.mark.parametrize("value", VALUES, ids=VALUE_IDS)
+def test_data_is_an_object_in_the_envelope_and_on_the_wire_alike(value: Any):
+    result = ToolResult.ok("c", value)
+    assert result.to_dict()["data"] == result.to_wire()["result"]
+
+
+@pytest.mark.parametrize("value", VALUES, ids=VALUE_IDS)
+def test_data_round_trips_through_the_envelope(value: Any):
+    assert ToolResult.from_dict(ToolResult.ok("c", value).to_dict()).data == value
+
+
+@pytest.mark.parametrize("value", VALUES, ids=VALUE_IDS)
+def test_data_round_trips_through_the_wire(value: Any):
+    assert ToolResult.from_wire(ToolResult.ok("c", value).to_wire()).data == value
+
+
+def test_error_data_is_an_object_in_the_envelope_too():
+    result = ToolResult.error("c", "boom", data=["partial", "rows"])
+    assert result.to_dict()["data"] == {"value": ["partial", "rows"]}
+
+
+def test_from_dict_reads_bare_data_written_before_the_rule():
+    assert ToolResult.from_dict({"success": True, "data": "text"}).data == "text"
+
+
+def test_the_model_sees_the_value_itself():
+    assert ToolResult.ok("c", "21 degrees").payload() == "21 degrees"
+
+
 # -- the ToolUseResult wire body ----------------------------------------------------------------------
 
 
@@ -394,7 +442,66 @@ def test_from_wire_inverts_to_wire(result: ToolResult):
     assert ToolResult.from_wire(result.to_wire()) == result
 
 
-def test_from_wire_cannot_recover_who_canceled():
+def test_from_wire_reads_the_timeout_duration_a_structured_payload_gives():
+    body = {"id": "r", "success": False, "errorCode": "timeout", "result": {"timeout": {"durationMs": 1234}}}
+    assert ToolResult.from_wire(body).payload() == {"timeout": {"durationMs": 1234}}
+
+
+def test_from_wire_structured_duration_wins_over_the_message():
+    body = {
+        "id": "r",
+        "success": False,
+        "errorCode": "timeout",
+        "errorMessage": "Tool execution exceeded timeout of 5000ms",
+        "result": {"timeout": {"durationMs": 4999}},
+    }
+    assert ToolResult.from_wire(body).payload() == {"timeout": {"durationMs": 4999}}
+
+
+def test_from_wire_effect_is_unknown_when_the_payload_says_so():
+    body = {"id": "r", "success": False, "errorCode": "timeout", "result": {"timeout": {"effectUnknown": True}}}
+    assert ToolResult.from_wire(body).payload() == {"timeout": {"durationMs": None, "effectUnknown": True}}
+
+
+def test_from_wire_reads_who_canceled_from_a_structured_payload():
+    body = {
+        "id": "r",
+        "success": False,
+        "errorCode": "canceled",
+        "result": {"canceled": {"reason": "x", "by": "system"}},
+    }
+    assert ToolResult.from_wire(body).payload() == {"canceled": {"reason": "x", "by": "system"}}
+
+
+def test_a_timeout_without_a_duration_says_so_in_words():
+    assert ToolResult.timeout("c", None).error == "Tool execution exceeded its timeout"
+
+
+@pytest.mark.parametrize(
+    ("type_", "payload"),
+    [
+        (ResultType.DENIED, {"denied": {"tool": "OpenFile", "reason": "policy X"}}),
+        (ResultType.CANCELED, {"canceled": {"reason": "policy X", "by": "user"}}),
+        (ResultType.TIMEOUT, {"timeout": {"durationMs": None}}),
+    ],
+    ids=["denied", "canceled", "timeout"],
+)
+def test_from_failure_takes_the_named_type_over_a_custom_code(type_: ResultType, payload: Any):
+    result = ToolResult.from_failure("c", "policy_x", "policy X", type=type_, tool="OpenFile")
+    assert (result.type, result.payload(), result.wire_code) == (type_, payload, "policy_x")
+
+
+def test_from_failure_of_a_named_type_keeps_a_custom_code_through_the_wire():
+    result = ToolResult.from_failure("c", "policy_x", "no", type=ResultType.DENIED, tool="OpenFile")
+    assert ToolResult.from_dict(result.to_dict()) == result
+
+
+def test_from_failure_uses_the_deadline_when_the_report_names_no_duration():
+    result = ToolResult.from_failure("c", "timeout", "too slow", deadline_ms=30_000)
+    assert result.payload() == {"timeout": {"durationMs": 30_000}}
+
+
+def test_from_wire_without_a_payload_cannot_recover_who_canceled():
     # The wire body has no field for it; a canceled result always reads back as canceled by the user.
     result = ToolResult.from_wire(ToolResult.canceled("c", "shutdown", "system").to_wire())
     assert result.payload() == {"canceled": {"reason": "shutdown", "by": "user"}}
@@ -413,6 +520,7 @@ def test_code_table_holds_seed_001s_codes_and_toolwires_own():
         "denied",
         "client_disconnected",
         "result_too_large",
+        "invalid_result",
     }
 
 

@@ -5,9 +5,11 @@ from random import Random
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from toolwire import (
+    Agent,
     Cancellation,
     InvocationContext,
     Pipeline,
@@ -21,10 +23,13 @@ from toolwire import (
     invoke_batch,
     tool,
 )
-from toolwire.envelopes import arguments_hash
+from toolwire.envelopes import arguments_hash, canonical_json
 from toolwire.errors import UsageError
 from toolwire.filters import Audit, Cache, RateLimit, Retry
-from toolwire.pipeline import Next
+from toolwire.models.anthropic import AnthropicModel
+from toolwire.models.openai import OpenAIModel
+from toolwire.pipeline import Filter, Next
+from toolwire.testing import ScriptedModel, validate_transcript
 
 
 class FakeClock:
@@ -587,3 +592,66 @@ async def test_rate_limit_forgets_idle_threads_but_not_active_ones(counter: Coun
 def test_rate_limit_rejects_an_empty_window():
     with pytest.raises(UsageError):
         RateLimit({"*": (1, 0.0)})
+
+
+# -- a result set by a filter answers the current call (seed 003's caching example) -----------------------
+
+
+def seed_003_cache() -> Filter:
+    """Seed 003's caching example, written as a toolwire filter: it stores results as they are."""
+    cache: dict[str, ToolResult] = {}
+
+    async def cache_results(ctx: InvocationContext, call_next: Next) -> None:
+        key = f"{ctx.tool_call.name}:{canonical_json(ctx.tool_call.arguments)}"
+        if (cached := cache.get(key)) is not None:
+            ctx.result = cached
+            return  # skip the tool
+        await call_next(ctx)
+        if ctx.result is not None and ctx.result.type is ResultType.SUCCESS:
+            cache[key] = ctx.result
+
+    return cache_results
+
+
+async def run_twice(counter: Counter) -> tuple[ScriptedModel, Any]:
+    """A run whose model asks for the same read twice, in two turns, through the seed's cache."""
+    model = ScriptedModel([[call("get_item", "c1", key="a")], [call("get_item", "c2", key="a")], "done"])
+    agent = Agent(model, tools=list(counter.toolbox), filters=[seed_003_cache()])
+    return model, await agent.run("twice")
+
+
+async def test_a_cached_result_answers_the_call_it_is_set_for(counter: Counter):
+    pipeline = Pipeline(counter.toolbox, filters=[seed_003_cache()])
+    await pipeline.invoke(call("get_item", "c1", key="a"))
+    result = await pipeline.invoke(call("get_item", "c2", key="a"))
+    assert (result.call_id, result.data, counter.runs) == ("c2", "A", ["get_item:a"])
+
+
+@pytest.mark.parametrize("call_id", ["", None], ids=["empty", "none"])
+async def test_a_result_a_filter_builds_for_no_call_answers_the_current_one(call_id: str | None):
+    async def canned(ctx: InvocationContext, call_next: Next) -> None:
+        ctx.result = ToolResult.ok(call_id, "canned")
+
+    result = await invoke(call("get_item", "c7", key="a"), Counter().toolbox, filters=[canned])
+    assert result.call_id == "c7"
+
+
+async def test_the_seed_003_cache_keeps_the_transcript_valid(counter: Counter):
+    _, result = await run_twice(counter)
+    validate_transcript(result.transcript)
+
+
+async def test_the_seed_003_cache_keeps_the_next_openai_request_valid(counter: Counter):
+    model, _ = await run_twice(counter)
+    body = OpenAIModel("gpt-test", http_client=httpx.AsyncClient()).request_body(model.requests[-1])
+    answered = [message["tool_call_id"] for message in body["messages"] if message["role"] == "tool"]
+    assert answered == ["c1", "c2"]
+
+
+async def test_the_seed_003_cache_keeps_the_next_anthropic_request_valid(counter: Counter):
+    model, _ = await run_twice(counter)
+    body = AnthropicModel("claude-test", api_key="key").request_body(model.requests[-1])
+    blocks = [
+        block for message in body["messages"] if isinstance(message["content"], list) for block in message["content"]
+    ]
+    assert [block["tool_use_id"] for block in blocks if block["type"] == "tool_result"] == ["c1", "c2"]

@@ -1,13 +1,18 @@
 from __future__ import annotations
 
+import logging
+import math
+import re
 import threading
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from pydantic import BaseModel
 
 from toolwire import (
+    Agent,
     Cancellation,
     ConsentAnswer,
     ConsentRequest,
@@ -25,8 +30,11 @@ from toolwire import (
     invoke_batch,
     tool,
 )
-from toolwire.pipeline import Next, ToolCallFinished
+from toolwire.messages import ToolResultMessage
+from toolwire.models.openai import OpenAIModel
+from toolwire.pipeline import Filter, Next, ToolCallFinished
 from toolwire.policy import MemoryApprovalStore
+from toolwire.testing import ScriptedModel
 
 
 class Weather(BaseModel):
@@ -183,13 +191,84 @@ async def test_oversized_arguments_are_invalid():
     assert "larger than 16384 bytes" in (result.error or "")
 
 
-async def test_exception_becomes_execution_error_without_traceback():
+# -- unexpected exceptions: the model and the clients see their type and an error id, the log the rest -----
+
+SECRET = "database password=hunter2 exploded"
+
+
+class IsErrorId:
+    """Equal to the text an unexpected exception of type `name` is shown as: its type and an error id."""
+
+    def __init__(self, name: str, *, within: str = "{}") -> None:
+        shown = rf"{name} \(error id e_[0-9a-f]{{8}}\)"
+        self.pattern = re.compile(re.escape(within).replace(re.escape("{}"), shown))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and self.pattern.fullmatch(other) is not None
+
+    def __repr__(self) -> str:
+        return f"IsErrorId({self.pattern.pattern!r})"
+
+
+async def test_exception_becomes_execution_error_with_its_type_and_an_error_id():
     result = await run("explode", message="disk on fire")
     assert result.payload() == {
-        "error": {"message": "ValueError: disk on fire", "code": "execution_error", "type": "ValueError"}
+        "error": {"message": IsErrorId("ValueError"), "code": "execution_error", "type": "ValueError"}
     }
-    assert "Traceback" not in (result.error or "")
     assert result.needs_followup
+
+
+async def explode_with_a_secret(**options: Any) -> ToolResult:
+    @tool
+    async def query() -> None:
+        raise RuntimeError(SECRET)
+
+    return await invoke(call_of("query"), Toolbox([query]), **options)
+
+
+async def test_an_unexpected_exceptions_text_does_not_reach_the_model():
+    result = await explode_with_a_secret()
+    assert result.error == IsErrorId("RuntimeError")
+
+
+async def test_an_unexpected_exceptions_text_goes_to_the_log_under_its_error_id(caplog: pytest.LogCaptureFixture):
+    with caplog.at_level(logging.ERROR, logger="toolwire.pipeline"):
+        result = await explode_with_a_secret()
+    [record] = caplog.records
+    error_id = re.findall(r"e_[0-9a-f]{8}", result.error or "")
+    assert error_id and error_id[0] in record.getMessage() and SECRET in caplog.text
+
+
+async def test_expose_errors_shows_the_exceptions_text():
+    result = await explode_with_a_secret(expose_errors=True)
+    assert result.error == f"RuntimeError: {SECRET}"
+
+
+async def test_toolwire_expose_errors_in_the_environment_shows_the_text(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TOOLWIRE_EXPOSE_ERRORS", "1")
+    result = await explode_with_a_secret()
+    assert result.error == f"RuntimeError: {SECRET}"
+
+
+async def test_an_explicit_expose_errors_false_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TOOLWIRE_EXPOSE_ERRORS", "1")
+    result = await explode_with_a_secret(expose_errors=False)
+    assert result.error == IsErrorId("RuntimeError")
+
+
+async def test_a_failing_filters_text_does_not_reach_the_model():
+    async def broken(ctx: InvocationContext, call_next: Next) -> None:
+        raise RuntimeError(SECRET)
+
+    result = await invoke(call_of("add", a=1, b=2), toolbox, filters=[broken])
+    assert result.error == IsErrorId("RuntimeError", within="A filter failed while running 'add': {}")
+
+
+async def test_an_agents_expose_errors_reaches_its_pipeline():
+    model = ScriptedModel([[call_of("explode", message=SECRET)], "done"])
+    run_result = await Agent(model, tools=toolbox, expose_errors=True).run("go")
+    [message] = [m for m in run_result.transcript if isinstance(m, ToolResultMessage)]
+    assert message.result.error == f"ValueError: {SECRET}"
 
 
 async def test_tool_error_sets_its_own_code_and_type():
@@ -237,6 +316,52 @@ async def test_the_result_size_limit_counts_the_json_of_plain_values(value: Any,
     result = await pipeline.invoke(call_of("get_value"))
     assert (result.type is ResultType.SUCCESS) is allowed
     assert result.data == value if allowed else result.error_code == "result_too_large"
+
+
+# -- JSON has no NaN or Infinity: they become null --------------------------------------------------------
+
+NON_FINITE = {"mean": math.nan, "max": math.inf, "rows": [-math.inf, 1.5], "note": "NaN or Infinity"}
+AS_JSON = {"mean": None, "max": None, "rows": [None, 1.5], "note": "NaN or Infinity"}
+
+
+async def invoke_returning(value: Any, *filters: Filter) -> ToolResult:
+    @tool
+    async def get_stats() -> Any:
+        return value
+
+    return await invoke(call_of("get_stats"), Toolbox([get_stats]), filters=filters)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])
+async def test_a_non_finite_number_a_tool_returns_becomes_null(value: float):
+    assert (await invoke_returning(value)).data is None
+
+
+async def test_non_finite_numbers_inside_a_tools_value_become_null():
+    assert (await invoke_returning(NON_FINITE)).data == AS_JSON
+
+
+async def test_non_finite_numbers_in_a_result_a_tool_returns_become_null():
+    assert (await invoke_returning(ToolResult.ok(None, NON_FINITE))).data == AS_JSON
+
+
+async def test_non_finite_numbers_in_a_result_a_filter_sets_become_null():
+    async def canned(ctx: InvocationContext, call_next: Next) -> None:
+        ctx.result = ToolResult.ok(ctx.tool_call.id, NON_FINITE)
+
+    assert (await invoke_returning(1, canned)).data == AS_JSON
+
+
+async def test_the_model_is_sent_null_for_a_non_finite_number():
+    model = ScriptedModel([[call_of("get_stats")], "done"])
+
+    @tool
+    async def get_stats() -> dict[str, float]:
+        return {"mean": math.nan}
+
+    await Agent(model, tools=[get_stats]).run("stats?")
+    body = OpenAIModel("gpt-test", http_client=httpx.AsyncClient()).request_body(model.requests[-1])
+    assert body["messages"][-1]["content"] == '{"mean":null}'
 
 
 async def test_async_timeout_reports_the_deadline():
@@ -472,7 +597,7 @@ async def test_failing_filter_becomes_an_error_result():
         raise KeyError("oops")
 
     result = await invoke(call_of("add", a=1, b=2), toolbox, filters=[broken])
-    assert result.error == "A filter failed while running 'add': KeyError: 'oops'"
+    assert result.error == IsErrorId("KeyError", within="A filter failed while running 'add': {}")
 
 
 async def test_filter_that_swallows_the_call_gives_an_error():
@@ -623,7 +748,7 @@ async def test_arguments_without_json_form_are_denied_when_consent_is_needed():
     call = call_of("local_scale", x=float("nan"))
     result = await invoke(call, Toolbox([local_scale]), policy=PermissionPolicy(consent=yes))
     assert result.type is ResultType.DENIED
-    assert "the permission check failed (ValueError" in (result.error or "")
+    assert result.payload()["denied"]["reason"] == IsErrorId("ValueError", within="the permission check failed ({})")
 
 
 async def test_failing_approval_store_denies_the_call():
@@ -633,7 +758,10 @@ async def test_failing_approval_store_denies_the_call():
 
     result = await invoke(call_of("shell_run", command="ls"), toolbox, policy=PermissionPolicy(store=BrokenStore()))
     assert result.payload() == {
-        "denied": {"tool": "shell_run", "reason": "the permission check failed (ConnectionError: store unreachable)"}
+        "denied": {
+            "tool": "shell_run",
+            "reason": IsErrorId("ConnectionError", within="the permission check failed ({})"),
+        }
     }
 
 

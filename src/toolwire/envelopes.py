@@ -8,6 +8,11 @@ A `ToolResult` has one of five outcome types (`ResultType`) and converts to thre
 - `to_wire()` / `from_wire()`: the body of the ToolUseResult wire message (`id`, `success`,
   `result`, `errorCode`, `errorMessage`).
 
+`data` is any JSON value in Python and in `payload()` (seed 000). The JSON envelope's `data`
+(seed 002) and the wire's `result` (seed 001) are objects: there a value that is not an object,
+and an object whose only key is `value`, is written as `{"value": ...}`, and decoders unwrap
+`{"value": x}` to `x` (`wrap_value` / `unwrap_value`), so every form gives back the same value.
+
 For Canceled, Timeout and Denied results `data` holds the outcome's payload object itself, e.g.
 `{"timeout": {"durationMs": 5000}}`; an Error result keeps its message, code and type in `error`,
 `error_code` and `error_type`, from which `payload()` builds the error object.
@@ -38,6 +43,8 @@ __all__ = [
     "canonical_json",
     "is_terminal_result",
     "result_type_for_code",
+    "unwrap_value",
+    "wrap_value",
 ]
 
 
@@ -66,6 +73,7 @@ CODE_RESULT_TYPES: Final[Mapping[str, ResultType]] = MappingProxyType(
         "execution_error": ResultType.ERROR,
         "client_disconnected": ResultType.ERROR,
         "result_too_large": ResultType.ERROR,
+        "invalid_result": ResultType.ERROR,
         "timeout": ResultType.TIMEOUT,
         "canceled": ResultType.CANCELED,
         "denied": ResultType.DENIED,
@@ -96,6 +104,27 @@ _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 def result_type_for_code(code: str) -> ResultType:
     """Return the outcome type a wire error code stands for (custom codes are errors)."""
     return CODE_RESULT_TYPES.get(code, ResultType.ERROR)
+
+
+def wrap_value(value: Any) -> dict[str, Any] | None:
+    """Return the JSON object form of a result's value (the envelope's `data`, the wire's `result`).
+
+    A map stays as it is, except one whose only key is `value`; that map and any other value travel
+    as `{"value": ...}`. None stays None (the field is left out).
+    """
+    if value is None:
+        return None
+    if isinstance(value, Mapping) and not (len(value) == 1 and "value" in value):  # pyright: ignore[reportUnknownArgumentType]
+        return cast("dict[str, Any]", value)
+    return {"value": value}
+
+
+def unwrap_value(value: Any) -> Any:
+    """Return the value an object form stands for: `{"value": x}` is `x`; anything else itself."""
+    if isinstance(value, Mapping) and len(value) == 1 and "value" in value:  # pyright: ignore[reportUnknownArgumentType]
+        inner: Any = cast("Mapping[str, Any]", value)["value"]
+        return inner
+    return cast(Any, value)
 
 
 def canonical_json(value: Any) -> str:
@@ -379,6 +408,81 @@ class ToolResult:
             data={"denied": {"tool": tool, "reason": reason}},
         )
 
+    @classmethod
+    def from_failure(
+        cls,
+        call_id: str | None,
+        code: str,
+        message: str,
+        *,
+        type: ResultType | None = None,
+        payload: Any = None,
+        tool: str | None = None,
+        deadline_ms: int | None = None,
+        needs_followup: bool | None = None,
+    ) -> ToolResult:
+        """Build the failed outcome a peer reported (a client's answer, a ToolUseResult body).
+
+        The outcome type is `type` when given, else the one `code` stands for; a code that does not
+        stand for the type (a tool's own code for a denial) is kept in `error_code`. The peer may
+        send the outcome's seed 000 payload as `payload`, e.g. `{"timeout": {"durationMs": 5000,
+        "effectUnknown": true}}`; what it says wins over the standard message texts, which are read
+        otherwise ("Tool execution exceeded timeout of 5000ms", "Call to 'X' was denied: ...").
+
+        Args:
+            call_id: The call the result answers.
+            code: The wire error code.
+            message: The peer's error message.
+            type: The outcome type the peer named, when its code does not imply it.
+            payload: The payload object the peer sent beside the failure, if any.
+            tool: The tool the request was for (a Denied payload names it).
+            deadline_ms: A Timeout's duration when the report gives none (the request's deadline).
+            needs_followup: None for each constructor's default (the model follows up, except
+                after a cancel by the user).
+        """
+        implied = result_type_for_code(code)
+        result_type = implied if type is None or type is ResultType.SUCCESS else type
+        sent: Mapping[str, Any] = _EMPTY
+        if isinstance(payload, Mapping):
+            inner = cast("Mapping[str, Any]", payload).get(_PAYLOAD_KEYS.get(result_type, "error"))
+            if isinstance(inner, Mapping):
+                sent = cast("Mapping[str, Any]", inner)
+        followup = True if needs_followup is None else needs_followup  # the default of all but `canceled`
+        match result_type:
+            case ResultType.TIMEOUT:
+                duration, found = sent.get("durationMs"), _TIMEOUT_MESSAGE.search(message)
+                if not isinstance(duration, int) or isinstance(duration, bool) or duration < 0:
+                    duration = int(found.group(1)) if found else deadline_ms
+                unknown = sent.get("effectUnknown") is True or message.endswith(_EFFECT_UNKNOWN_NOTE)
+                result = cls.timeout(call_id, duration, unknown, needs_followup=followup)
+            case ResultType.CANCELED:
+                by = sent.get("by")
+                reason = sent.get("reason")
+                result = cls.canceled(
+                    call_id,
+                    reason if isinstance(reason, str) else message,
+                    by if by in _CANCELED_BY else "user",
+                    needs_followup=needs_followup,
+                )
+            case ResultType.DENIED:
+                standard = _DENIED_MESSAGE.fullmatch(message)
+                reason = sent.get("reason")
+                if not isinstance(reason, str):
+                    reason = standard.group(2) if standard else message
+                named = sent.get("tool")
+                named = tool or (named if isinstance(named, str) else standard.group(1) if standard else "")
+                result = cls.denied(call_id, named, reason, needs_followup=followup)
+            case _:
+                error_type = sent.get("type")
+                return cls.error(
+                    call_id,
+                    message,
+                    code=code,
+                    error_type=error_type if isinstance(error_type, str) else None,
+                    needs_followup=followup,
+                )
+        return result if implied is result_type else replace(result, error_code=code)
+
     def with_call_id(self, call_id: str | None) -> ToolResult:
         """Return this result bound to another call id (e.g. a cached result for a new call)."""
         return self if call_id == self.call_id else replace(self, call_id=call_id)
@@ -466,7 +570,7 @@ class ToolResult:
             if value is not None:
                 out[key] = value
         if self.data is not None:
-            out["data"] = self.data
+            out["data"] = wrap_value(self.data)
         if self.error_code is not None:
             out["errorCode"] = self.error_code
         if self.error_type is not None:
@@ -503,7 +607,7 @@ class ToolResult:
             error=_optional_str(obj, "error", "ToolResult.error"),
             error_code=_optional_str(obj, "errorCode", "ToolResult.errorCode"),
             error_type=_optional_str(obj, "errorType", "ToolResult.errorType"),
-            data=obj.get("data"),
+            data=unwrap_value(obj.get("data")),
             extra=MappingProxyType(extra) if extra else _EMPTY,
         )
 
@@ -512,9 +616,10 @@ class ToolResult:
     def to_wire(self, request_id: str | None = None) -> dict[str, Any]:
         """Return the ToolUseResult body `{id, success, result | errorCode, errorMessage}`.
 
+        A success value that is not a map travels as `{"value": ...}` (see `wrap_value`).
+
         Args:
             request_id: The id of the ToolUseRequest this answers; defaults to `call_id`.
-                A success value that is not a map travels as `{"value": ...}`.
 
         Raises:
             EnvelopeError: Neither `request_id` nor `call_id` is set.
@@ -525,9 +630,8 @@ class ToolResult:
         body: dict[str, Any] = {"id": request_id}
         body["success"] = self.success
         if self.success:
-            data: Any = self.data
-            if data is not None:
-                body["result"] = data if isinstance(data, Mapping) else {"value": data}
+            if self.data is not None:
+                body["result"] = wrap_value(self.data)
         else:
             body["errorCode"] = self.wire_code
             body["errorMessage"] = self.error or self.message or ""
@@ -555,37 +659,14 @@ class ToolResult:
         if not isinstance(success, bool):
             raise EnvelopeError(f"ToolUseResult.success must be a boolean, got {_kind(success)}")
         bound = call_id if call_id is not None else request_id
+        result: Any = obj.get("result")
         if success:
-            result: Any = obj.get("result")
             if result is not None and not isinstance(result, Mapping):
                 raise EnvelopeError(f"ToolUseResult.result must be a map, got {_kind(result)}")
-            return cls.ok(bound, cast("Mapping[str, Any] | None", result))
+            return cls.ok(bound, unwrap_value(result))
         code = _optional_str(obj, "errorCode", "ToolUseResult.errorCode") or "execution_error"
         message = _optional_str(obj, "errorMessage", "ToolUseResult.errorMessage") or ""
-        match result_type_for_code(code):
-            case ResultType.TIMEOUT:
-                found = _TIMEOUT_MESSAGE.search(message)
-                detail: dict[str, Any] = {"durationMs": int(found.group(1)) if found else None}
-                if message.endswith(_EFFECT_UNKNOWN_NOTE):
-                    detail["effectUnknown"] = True
-                data: Any = {"timeout": detail}
-            case ResultType.CANCELED:
-                data = {"canceled": {"reason": message, "by": "user"}}
-            case ResultType.DENIED:
-                denied = _DENIED_MESSAGE.fullmatch(message)
-                if denied is None:
-                    data = {"denied": {"tool": tool or "", "reason": message}}
-                else:
-                    data = {"denied": {"tool": tool or denied.group(1), "reason": denied.group(2)}}
-            case _:
-                return cls.error(bound, message, code=code)
-        return cls(
-            call_id=bound,
-            type=result_type_for_code(code),
-            error=message,
-            needs_followup=True,
-            data=data,
-        )
+        return cls.from_failure(bound, code, message, payload=result, tool=tool, needs_followup=True)
 
 
 # `__init__` sets the slots through their descriptors: `object.__setattr__` by name costs 1.6x.
@@ -604,13 +685,16 @@ _set_error: Final = ToolResult.__dict__["error"].__set__  # the slot itself, und
 ToolResult.error = _ErrorAttribute(ToolResult.__dict__["error"])  # pyright: ignore[reportAttributeAccessIssue]
 
 
-def is_terminal_result(result: ToolResult | Mapping[str, Any]) -> bool:
+def is_terminal_result(result: ToolResult | Mapping[str, Any] | None) -> bool:
     """Tell whether a result ends the run: `terminal`, or a failure without `needsFollowup`.
 
-    Accepts a `ToolResult` or its JSON dict (camelCase or snake_case keys).
+    Accepts a `ToolResult` or its JSON dict (camelCase or snake_case keys); None (no result
+    yet) is not terminal, as in seed 002.
     """
     if isinstance(result, ToolResult):
         return result.terminal or (not result.success and not result.needs_followup)
+    if result is None:
+        return False
     followup = result.get("needsFollowup", result.get("needs_followup"))
     return result.get("terminal") is True or (result.get("success") is False and followup is not True)
 
@@ -680,7 +764,10 @@ def _payload_message(type: ResultType, payload: Any) -> str:
 
 def _timeout_message(duration_ms: int | None, effect_unknown: bool) -> str:
     # The wire's standard text, which `from_wire` reads the duration and the note back from.
-    message = f"Tool execution exceeded timeout of {duration_ms}ms"
+    if duration_ms is None:
+        message = "Tool execution exceeded its timeout"
+    else:
+        message = f"Tool execution exceeded timeout of {duration_ms}ms"
     return message + _EFFECT_UNKNOWN_NOTE if effect_unknown else message
 
 

@@ -40,6 +40,7 @@ class InvocationContext:
 
     __slots__ = (
         "_announced",
+        "_checked",
         "_started_at",
         "arguments",
         "cancel",
@@ -102,6 +103,8 @@ class InvocationContext:
         """Told when the call starts, asks for consent and finishes."""
         self._announced = False
         self._started_at = 0.0
+        self._checked: ToolResult | None = None
+        """The result the tool's run gave, already bound and checked by the pipeline."""
 
     @property
     def started_at(self) -> float:

@@ -94,6 +94,9 @@ class Agent:
         max_resume_attempts: Times a restarted process may begin to resume an unfinished run;
             past it, `resume()` closes the run instead (its open calls end Canceled by `system`),
             so a run whose resume keeps failing (or crashing the process) is not tried forever.
+        expose_errors: Show the model and clients the text of unexpected exceptions (for
+            development); by default they see the exception's type and an error id, and the
+            text goes to the log (see `Pipeline`).
     """
 
     def __init__(
@@ -113,6 +116,7 @@ class Agent:
         tool_choice: ToolChoice = "auto",
         client_tools: ClientToolsConfig | None = None,
         max_resume_attempts: int = 3,
+        expose_errors: bool | None = None,
     ) -> None:
         if max_requests < 1 or max_tool_calls < 0 or retry_budget < 0 or max_resume_attempts < 1:
             raise UsageError(
@@ -122,7 +126,13 @@ class Agent:
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         self.store: Store = store if store is not None else MemoryStore()
         self.policy = policy if policy is not None else PermissionPolicy(store=self.store)
-        self.pipeline = Pipeline(self.toolbox, policy=self.policy, filters=filters, max_concurrency=max_concurrency)
+        self.pipeline = Pipeline(
+            self.toolbox,
+            policy=self.policy,
+            filters=filters,
+            max_concurrency=max_concurrency,
+            expose_errors=expose_errors,
+        )
         self.instructions = instructions
         self.max_requests = max_requests
         self.max_tool_calls = max_tool_calls

@@ -8,10 +8,17 @@ filters (in the order given) ──► run the tool under its deadline
     ToolError ──► Error with its code     exception ──► Error execution_error
     deadline ──► Timeout                  ctx.cancel ──► Canceled by policy
 caller's `Cancellation` at any point ──► Canceled by user
+the result a tool returned or a filter set ──► bound to this call, standard JSON, within the size limit
 ```
 
 Failures the model should see are results, never exceptions: `invoke()` raises only when the
 task running it is itself cancelled from outside.
+
+An unexpected exception (in a tool, a filter or the permission check) may carry secrets in its
+text ("password=... exploded"), and what the model sees also goes to every client. So the model
+and the clients see its type and a short error id (`RuntimeError (error id e_3f9a2c1b)`), and the
+full text goes to the log under that id; a `ToolError`'s message, written for the model, passes as
+it is. `expose_errors=True` (or `TOOLWIRE_EXPOSE_ERRORS=1`) shows the full text, for development.
 """
 
 from __future__ import annotations
@@ -19,8 +26,12 @@ from __future__ import annotations
 import copy
 import functools
 import logging
+import math
+import os
+import secrets
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any, Final
 
@@ -68,6 +79,8 @@ _log = logging.getLogger("toolwire.pipeline")
 Record = Callable[[ToolResult], Awaitable[ToolResult]]
 """Keeps a call's result the moment it is decided; returns the result that stands."""
 _APPROVED: Final = Permission(Decision.ALLOW, "allowed before the process stopped", "ledger")
+EXPOSE_ERRORS: Final = "TOOLWIRE_EXPOSE_ERRORS"
+"""The environment variable that, set to `1`, shows the text of unexpected exceptions (`Pipeline`)."""
 
 MAX_RESULT_BYTES: Final = 256 * 1024
 MAX_ARGUMENT_BYTES: Final = 16 * 1024
@@ -108,6 +121,10 @@ class Pipeline:
         max_result_bytes: A larger serialized payload becomes Error `result_too_large`.
         max_argument_bytes: Larger arguments are refused as `invalid_parameters`.
         max_concurrency: How many calls of one batch run at once.
+        expose_errors: Show the model (and so the clients) the text of unexpected exceptions,
+            for development. By default they see the exception's type and a short error id, and
+            the full text is logged under that id. None reads `TOOLWIRE_EXPOSE_ERRORS` (`1`,
+            `true` or `yes` to expose).
     """
 
     def __init__(
@@ -119,6 +136,7 @@ class Pipeline:
         max_result_bytes: int = MAX_RESULT_BYTES,
         max_argument_bytes: int = MAX_ARGUMENT_BYTES,
         max_concurrency: int = 8,
+        expose_errors: bool | None = None,
     ) -> None:
         self.toolbox = toolbox
         self.policy = policy if policy is not None else PermissionPolicy()
@@ -126,6 +144,9 @@ class Pipeline:
         self.max_result_bytes = max_result_bytes
         self.max_argument_bytes = max_argument_bytes
         self.max_concurrency = max_concurrency
+        if expose_errors is None:
+            expose_errors = os.environ.get(EXPOSE_ERRORS, "").strip().lower() in ("1", "true", "yes")
+        self.expose_errors = expose_errors
         self.consent: ConsentHandler | None = None
         """Asked for consent instead of the policy's own handler (see `with_tools`)."""
         self.client_consent: ConsentHandler | None = None
@@ -235,14 +256,18 @@ class Pipeline:
         try:
             await self._chain(ctx)
         except Exception as exc:
-            _log.exception("a filter failed on call %s of tool %s", call.id, tool.name)
+            shown = self._unexpected(exc, "a filter failed on call %s of tool %s", call.id, tool.name)
             if ctx.result is None:
-                message = f"A filter failed while running '{tool.name}': {type(exc).__name__}: {exc}"
+                message = f"A filter failed while running '{tool.name}': {shown}"
                 ctx.result = ToolResult.error(call.id, message, error_type=type(exc).__name__)
-        if ctx.result is None:
+        result = ctx.result
+        if result is None:
             ctx.result = (
                 ToolResult.canceled(call.id, "A filter canceled the call", "policy") if ctx.cancel else _no_result(ctx)
             )
+        elif result is not ctx._checked:  # pyright: ignore[reportPrivateUsage]
+            # A filter set it: a cached result of another call, or one built for none (seed 003).
+            ctx.result = self._answer(call, tool, result)
 
     async def _permit(self, ctx: InvocationContext, tool: Tool[..., Any], call: ToolCall) -> bool:
         """Ask the policy (the decision was not Allow); on a denial or a cancel, set the result too."""
@@ -260,9 +285,8 @@ class Pipeline:
         except CallCanceled:
             ctx.permission = None
         except Exception as exc:  # a failing policy or approval store must not let the call through
-            _log.exception("the permission check failed on call %s of tool %s", call.id, tool.name)
-            reason = f"the permission check failed ({type(exc).__name__}: {exc})"
-            ctx.permission = Permission(Decision.DENY, reason, "error")
+            shown = self._unexpected(exc, "the permission check failed on call %s of tool %s", call.id, tool.name)
+            ctx.permission = Permission(Decision.DENY, f"the permission check failed ({shown})", "error")
         if ctx.permission is None:
             ctx.result = _canceled(call, ctx.cancellation)
             return False
@@ -376,6 +400,18 @@ class Pipeline:
                 await resume(settling, step)
             return
 
+    def _unexpected(self, exc: Exception, what: str, *args: object) -> str:
+        """Log an unexpected exception in full under a new error id; return what others may see of it.
+
+        Its text may hold secrets, and what the model sees reaches every client: unless
+        `expose_errors`, that is the exception's type and the error id, never its text.
+        """
+        error_id = "e_" + secrets.token_hex(4)
+        _log.error(f"{what} (error id %s)", *args, error_id, exc_info=exc)
+        if self.expose_errors:
+            return f"{type(exc).__name__}: {exc}"
+        return f"{type(exc).__name__} (error id {error_id})"
+
     def _exclusive(self, call: ToolCall) -> bool:
         tool = self.toolbox.get(call.name)
         return tool is not None and tool.mode in _EXCLUSIVE
@@ -427,15 +463,8 @@ class Pipeline:
             )
             return
         except Exception as exc:
-            # The model sees the exception's type and message, never the traceback.
-            _log.info(
-                "tool %s raised %s on call %s",
-                tool.name,
-                type(exc).__name__,
-                call.id,
-                exc_info=True,
-            )
-            ctx.result = ToolResult.error(call.id, f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__)
+            shown = self._unexpected(exc, "tool %s raised an exception on call %s", tool.name, call.id)
+            ctx.result = ToolResult.error(call.id, shown, error_type=type(exc).__name__)
             return
         if value is INTERRUPTED:
             if tool_context is not None:
@@ -446,30 +475,51 @@ class Pipeline:
                 effect_unknown = not tool.is_async
                 ctx.result = ToolResult.timeout(call.id, round(tool.timeout * 1000), effect_unknown)
             return
-        ctx.result = self._to_result(call, tool, value)
+        ctx.result = ctx._checked = self._to_result(call, tool, value)  # pyright: ignore[reportPrivateUsage]
 
     def _to_result(self, call: ToolCall, tool: Tool[..., Any], value: Any) -> ToolResult:
         if _small_json(value, self.max_result_bytes):  # the common value: its own JSON form, within the limit
             return ToolResult(call_id=call.id, data=value)
         if isinstance(value, ToolResult):
-            result = value.with_call_id(call.id)
-        else:
-            try:
-                data = to_jsonable_python(value)  # also dumps pydantic models, dataclasses, datetimes
-            except PydanticSerializationError as exc:
-                return ToolResult.error(
-                    call.id,
-                    f"'{tool.name}' returned a value that is not JSON ({type(value).__name__}): {exc}",
-                    error_type=type(value).__name__,
-                )
-            result = ToolResult(call_id=call.id, data=data)
-        if self.max_result_bytes and len(to_json(result.payload())) > self.max_result_bytes:
+            return self._answer(call, tool, value)
+        try:
+            # Also dumps pydantic models, dataclasses, datetimes; JSON has no NaN or Infinity.
+            data = to_jsonable_python(value, inf_nan_mode="null")
+        except PydanticSerializationError as exc:
             return ToolResult.error(
                 call.id,
-                f"The result of '{tool.name}' is larger than {self.max_result_bytes} bytes; "
-                "ask for less data (narrower filters, fewer items, a page of results).",
-                code="result_too_large",
+                f"'{tool.name}' returned a value that is not JSON ({type(value).__name__}): {exc}",
+                error_type=type(value).__name__,
             )
+        return self._answer(call, tool, ToolResult(call_id=call.id, data=data))
+
+    def _answer(self, call: ToolCall, tool: Tool[..., Any], result: ToolResult) -> ToolResult:
+        """Make a result the answer of `call`: bound to it, its data standard JSON, within the size limit.
+
+        A result a tool returned or a filter set answers the call it was given for, whatever id it
+        carries (a cached result keeps the id of the call that filled the cache). A non-finite
+        number (NaN, Infinity) in its data becomes null.
+        """
+        result = result.with_call_id(call.id)
+        data = result.data
+        if _small_json(data, self.max_result_bytes):
+            return result
+        try:
+            encoded = to_json(data)
+        except PydanticSerializationError as exc:
+            return ToolResult.error(call.id, f"The result of '{tool.name}' is not JSON: {exc}")
+        if b"NaN" in encoded or b"Infinity" in encoded:  # perhaps only inside a string: then nothing changes
+            result = replace(result, data=to_jsonable_python(data, inf_nan_mode="null"))
+            encoded = to_json(result.data)
+        if self.max_result_bytes:
+            size = len(encoded) if result.success else len(to_json(result.payload()))
+            if size > self.max_result_bytes:
+                return ToolResult.error(
+                    call.id,
+                    f"The result of '{tool.name}' is larger than {self.max_result_bytes} bytes; "
+                    "ask for less data (narrower filters, fewer items, a page of results).",
+                    code="result_too_large",
+                )
         return result
 
 
@@ -479,7 +529,9 @@ def _small_json(value: object, limit: int) -> bool:
         return not limit or len(value) * 6 + 2 <= limit  # at most 6 bytes per character (`\\uXXXX`)
     if type(value) is int:
         return -_INT_BOUND < value < _INT_BOUND
-    return value is None or type(value) is bool or type(value) is float
+    if type(value) is float:
+        return math.isfinite(value)
+    return value is None or type(value) is bool
 
 
 def _asker(observer: Observer) -> Callable[[ConsentRequest], None]:
@@ -527,7 +579,7 @@ async def invoke(
         filters: Run in order around the call, after the policy allowed it.
         thread_id: The conversation, for approvals, caches and the tool's context.
         cancellation: Cancel it to end the call as Canceled by the user.
-        **limits: `max_result_bytes`, `max_argument_bytes` (see `Pipeline`).
+        **limits: `max_result_bytes`, `max_argument_bytes`, `expose_errors` (see `Pipeline`).
     """
     pipeline = Pipeline(toolbox, policy=policy or _default_policy(), filters=filters, **limits)
     return await pipeline.invoke(call, thread_id=thread_id, cancellation=cancellation)

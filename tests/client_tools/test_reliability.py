@@ -12,6 +12,7 @@ from client_seed import IDE_GROUP, call, group, offered, run
 
 from toolwire import Agent, ResultType, tool
 from toolwire.client_tools.channel import ClientToolsConfig, FailFast, RetryWithBackoff
+from toolwire.client_tools.definitions import ClientToolResponse
 from toolwire.errors import ClientDisconnected, RegistrationError, UsageError
 from toolwire.messages import ToolResultMessage
 from toolwire.store.sqlite import SqliteStore
@@ -45,6 +46,40 @@ async def test_a_slow_client_gives_a_timeout_result() -> None:
         client.behave("GetSelection", Behaviour(delay=math.inf))
         result = await run_ide(agent, client)
     assert results(result.transcript)[0].result.type is ResultType.TIMEOUT
+
+
+async def failing(response: ClientToolResponse) -> ToolResultMessage:
+    """Run one GetSelection call whose client answers `response`; return the call's result."""
+    agent = agent_with(ScriptedModel([[call("GetSelection", "c1")], "done"]), invoke_timeout=20)
+    async with FakeClient(agent, handlers={"GetSelection": lambda args: response}) as client:
+        result = await run_ide(agent, client)
+    return results(result.transcript)[0]
+
+
+async def test_a_client_timeout_lasts_what_the_client_says() -> None:
+    message = "Tool execution exceeded timeout of 5000ms"
+    reported = await failing(
+        ClientToolResponse(request_id="r", success=False, error_code="timeout", error_message=message)
+    )
+    assert reported.result.payload() == {"timeout": {"durationMs": 5000}}
+
+
+async def test_a_client_timeout_is_effect_unknown_only_when_the_client_says_so() -> None:
+    payload = {"timeout": {"durationMs": 5000, "effectUnknown": True}}
+    reported = await failing(ClientToolResponse(request_id="r", success=False, error_code="timeout", payload=payload))
+    assert reported.result.payload() == payload
+
+
+async def test_a_client_failure_of_a_named_type_keeps_its_own_code() -> None:
+    response = ClientToolResponse(
+        request_id="r", success=False, error_code="policy_x", error_message="blocked", result_type=4
+    )
+    reported = (await failing(response)).result
+    assert (reported.type, reported.payload(), reported.wire_code) == (
+        ResultType.DENIED,
+        {"denied": {"tool": "GetSelection", "reason": "blocked"}},
+        "policy_x",
+    )
 
 
 async def test_a_response_with_a_forged_request_id_is_not_accepted() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from protocol_support import CONVERSATION, counter, envelopes, errors_in, open_pair, pack
@@ -23,6 +24,7 @@ from toolwire.protocol import (
     MessageType,
     ProtocolError,
     Sequencing,
+    ToolUseResult,
     UserMessage,
     decode,
     encode,
@@ -165,6 +167,51 @@ def test_unknown_type_is_skipped_with_a_recoverable_102_and_counts_as_seen():
     assert received.messages == () and _codes(received) == [ErrorCode.UNKNOWN_TYPE] and not received.close
     assert server.receive(unknown).replies == ()  # seen: a replay of it is a duplicate
     assert server.ack() == encode(Envelope(0, CONVERSATION, Acknowledgement(acknowledged_stanza_id=1)))
+
+
+def _result(body: dict[str, object]) -> bytes:
+    return pack({"stanzaId": 1, "conversationId": CONVERSATION, "type": 7, "body": body})
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"id": "req_1", "success": False, "errorCode": "policy_x", "resultType": 9},
+        {"id": "req_1", "success": True, "result": "not a map"},
+        {"id": "req_1", "success": True, "resultType": 4},
+        {"requestId": "req_1", "success": "yes"},
+    ],
+    ids=["result-type-out-of-range", "result-not-a-map", "result-type-contradicts-success", "dialect-id"],
+)
+def test_an_unreadable_result_with_a_readable_id_is_refused_and_delivered_as_invalid_result(body: dict[str, object]):
+    client, server = open_pair()
+    received = server.receive(_result(body))
+    [answer] = [envelope.message for envelope in received.messages]
+    assert _codes(received) == [ErrorCode.INVALID_MESSAGE]
+    assert isinstance(answer, ToolUseResult)
+    assert (answer.id, answer.success, answer.error_code) == ("req_1", False, "invalid_result")
+
+
+def test_an_invalid_result_says_why_in_its_message_and_its_problem():
+    client, server = open_pair()
+    received = server.receive(_result({"id": "req_1", "success": True, "result": [1]}))
+    [answer] = [envelope.message for envelope in received.messages]
+    [error] = [envelope.message for envelope in errors_in(received)]
+    assert isinstance(answer, ToolUseResult) and isinstance(error, ErrorMessage)
+    assert answer.problem == error.message == "ToolUseResult.result must be a map, got an array"
+    assert answer.error_message == f"The tool's result could not be read: {answer.problem}"
+
+
+def test_an_invalid_result_is_never_sent_with_its_problem():
+    answer = ToolUseResult.invalid({"id": "req_1"}, "ToolUseResult.success must be a boolean, missing")
+    assert answer is not None
+    assert decode(encode(Envelope(1, CONVERSATION, answer))).message == replace(answer, problem=None)
+
+
+def test_an_unreadable_result_without_a_readable_id_is_only_refused():
+    client, server = open_pair()
+    received = server.receive(_result({"id": 42, "success": True}))
+    assert received.messages == () and _codes(received) == [ErrorCode.INVALID_MESSAGE]
 
 
 def test_a_stanza_with_the_peers_sign_is_refused_with_105():

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from protocol_support import hex_bytes
 
-from toolwire import ToolResult
+from toolwire import ResultType, ToolResult
 from toolwire.client_tools.definitions import Augmentation, ClientToolGroup, ClientToolResponse
 from toolwire.protocol import (
     Acknowledgement,
@@ -171,7 +171,7 @@ def test_a_value_that_is_not_a_map_travels_as_value():
         "terminal": True,
         "message": "done",
     }
-    assert message.to_result(call_id="c1") == ToolResult.ok("c1", {"value": result.data}, message="done", terminal=True)
+    assert message.to_result(call_id="c1") == result
 
 
 def test_seed_001_body_is_the_body_of_to_wire():
@@ -189,7 +189,23 @@ def test_result_type_is_sent_only_when_the_code_does_not_imply_it():
 
 def test_an_explicit_result_type_wins_over_a_custom_code():
     message = ToolUseResult(id="r", success=False, error_code="policy_refused", error_message="no", result_type=4)
-    assert message.to_result(call_id="c1", tool="Del") == ToolResult.denied("c1", "Del", "no")
+    result = message.to_result(call_id="c1", tool="Del")
+    assert (result.type, result.payload(), result.wire_code) == (
+        ResultType.DENIED,
+        {"denied": {"tool": "Del", "reason": "no"}},
+        "policy_refused",
+    )
+
+
+def test_a_denial_with_a_custom_code_round_trips_through_the_message():
+    denied = ToolResult.from_failure("c1", "policy_refused", "no", type=ResultType.DENIED, tool="Del")
+    assert ToolUseResult.from_result(denied, "r").to_result(call_id="c1", tool="Del") == denied
+
+
+def test_a_failed_result_may_carry_its_seed_000_payload():
+    payload = {"timeout": {"durationMs": 5000, "effectUnknown": True}}
+    message = ToolUseResult(id="r", success=False, error_code="timeout", error_message="slow", result=payload)
+    assert message.to_result(call_id="c1").payload() == payload
 
 
 def test_content_and_augmentation_carry_the_client_tools_shapes():

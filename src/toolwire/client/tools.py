@@ -8,8 +8,11 @@
 | no handler for the tool | `unknown_tool` |
 | the arguments do not match the registered `parametersSchema` or the function's signature | `invalid_parameters` |
 | the handler raised | `execution_error` (or a `ToolError`'s own code) |
-| the handler ran past the deadline | `timeout`, "Tool execution exceeded timeout of Nms" |
+| the handler ran past the deadline | `timeout`, "Tool execution exceeded timeout of Nms" (+ effect unknown: sync) |
 | the value cannot be sent | `execution_error`; `result_too_large` past the frame limit |
+
+A sync handler runs in a thread, which cannot be stopped: its timeout says that its effect is
+unknown (it may still finish its work).
 
 The `ExecutionLedger` remembers each request id's outcome, so a request delivered again (replayed
 after a resume, or re-sent by the server) is answered from it and never runs twice.
@@ -29,6 +32,7 @@ from anyio import to_thread
 
 from ..client_tools.definitions import BinaryContent, ClientToolResponse, JsonContent, TextContent
 from ..client_tools.validation import ArgumentValidator
+from ..envelopes import ToolResult, wrap_value
 from ..errors import ToolError, UsageError
 from ..protocol import DEFAULT_LIMITS, Envelope, Limits, ToolUseRequest, ToolUseResult, encode
 
@@ -54,7 +58,7 @@ def success(request_id: str, value: Any) -> ToolUseResult:
 
     toolwire reads `content`: text becomes a text item, any other JSON value a json item, and
     content items travel as they are. `result` is filled too, for peers that read only seed 001's
-    body: a map as it is, text or another value as `{"value": ...}`.
+    body: a map as it is, text or another value as `{"value": ...}` (`wrap_value`).
     """
     match value:
         case ClientToolResponse() as response:
@@ -71,7 +75,7 @@ def success(request_id: str, value: Any) -> ToolUseResult:
             items = cast("Sequence[_Item]", value)
             return ToolUseResult(id=request_id, success=True, content=tuple(_item(item) for item in items))
         case _:
-            result = cast("dict[str, Any]", value) if isinstance(value, dict) else {"value": value}
+            result = wrap_value(value)
             return ToolUseResult(
                 id=request_id, success=True, result=result, content=({"type": "json", "value": value},)
             )
@@ -89,15 +93,23 @@ def _item(item: _Item) -> dict[str, Any]:
 def _from_response(request_id: str, response: ClientToolResponse) -> ToolUseResult:
     augmentation = None if response.augmentation is None else response.augmentation.to_dict()
     content = tuple(_item(item) for item in response.content)
+    reported: dict[str, Any] = {
+        "needs_followup": response.needs_followup,
+        "terminal": response.terminal,
+        "message": response.message,
+        "content": content,
+        "augmentation": augmentation,
+    }
     if response.success:
-        return ToolUseResult(id=request_id, success=True, content=content, augmentation=augmentation)
+        return ToolUseResult(id=request_id, success=True, **reported)
     return ToolUseResult(
         id=request_id,
         success=False,
         error_code=response.error_code or "execution_error",
         error_message=response.error_message or "the tool failed",
-        content=content,
-        augmentation=augmentation,
+        result_type=response.result_type,
+        result=response.payload,
+        **reported,
     )
 
 
@@ -207,7 +219,8 @@ class Handlers:
             except Exception as exc:
                 return failure(request.id, "execution_error", str(exc) or type(exc).__name__)
             return self._checked(success(request.id, value))
-        return failure(request.id, "timeout", f"Tool execution exceeded timeout of {deadline_ms}ms")
+        # A sync handler goes on in its thread: what it does next is unknown, and the server says so.
+        return ToolUseResult.from_result(ToolResult.timeout(None, deadline_ms, not handler.is_async), request.id)
 
     def _problems(self, name: str, handler: _Registered, arguments: Mapping[str, Any]) -> str:
         validator = self.validators.get(name)

@@ -361,6 +361,13 @@ class ClientToolResponse(_WireModel):
     error_code: str | None = None
     """The failure's wire code (`unknown_tool`, `invalid_parameters`, `timeout`, `execution_error`
     or the tool's own); `execution_error` when a failure names none."""
+    result_type: int | None = Field(default=None, ge=0, le=4)
+    """The failure's outcome type (`ResultType`, 1-4) when `error_code` does not imply it, e.g. 4
+    (Denied) with a tool's own code; the code's type when None."""
+    payload: dict[str, Any] | None = None
+    """The failure's seed 000 payload, when the client sent one (a ToolUseResult's `result` on a
+    failure), e.g. `{"timeout": {"durationMs": 5000, "effectUnknown": true}}`; what it says wins
+    over `error_message` (see `ToolResult.from_failure`)."""
     augmentation: Augmentation | None = None
     """Changes to the thread's client tools, applied only if they pass registration checks."""
 

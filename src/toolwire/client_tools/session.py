@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import anyio
 
-from ..envelopes import ResultType, ToolResult, result_type_for_code
+from ..envelopes import ResultType, ToolResult
 from ..errors import InvalidArguments, RegistrationError
 from ..messages import ToolDefinition
 from ..modes import ToolMode, classify_tool
@@ -383,24 +383,33 @@ class ClientSession:
 
 
 def result_of(response: ClientToolResponse, call_id: str, tool_name: str, invoke_timeout: float) -> ToolResult:
-    """The `ToolResult` a client's response stands for (its error code decides the outcome type)."""
+    """The `ToolResult` a client's response stands for: the outcome the client reported.
+
+    A failure's outcome type is its `result_type` when set, else its error code's. A Timeout lasts
+    what the client says (its `payload`'s `durationMs`, else "Tool execution exceeded timeout of
+    Nms", else the deadline `invoke_timeout`), and its effect is unknown only when the client says
+    so (see `ToolResult.from_failure`).
+    """
     if response.success:
         result = ToolResult.ok(
             call_id, content_to_data(response.content), message=response.message, terminal=response.terminal
         )
         return result if response.needs_followup is None else replace(result, needs_followup=response.needs_followup)
-    message = response.error_message or f"The client reported that '{tool_name}' failed."
-    code = response.error_code or "execution_error"
-    match result_type_for_code(code):
-        case ResultType.TIMEOUT:
-            return ToolResult.timeout(call_id, round(invoke_timeout * 1000), True)
-        case ResultType.CANCELED:
-            return ToolResult.canceled(call_id, message, "user")
-        case ResultType.DENIED:
-            return ToolResult.denied(call_id, tool_name, message)
-        case _:
-            data = content_to_data(response.content) if response.content else None
-            followup = True if response.needs_followup is None else response.needs_followup
-            return ToolResult.error(
-                call_id, message, code=code, data=data, needs_followup=followup, terminal=response.terminal
-            )
+    result = ToolResult.from_failure(
+        call_id,
+        response.error_code or "execution_error",
+        response.error_message or f"The client reported that '{tool_name}' failed.",
+        type=None if response.result_type is None else ResultType(response.result_type),
+        payload=response.payload,
+        tool=tool_name,
+        deadline_ms=round(invoke_timeout * 1000),
+        needs_followup=response.needs_followup,
+    )
+    changes: dict[str, Any] = {}
+    if response.content and result.type is ResultType.ERROR:
+        changes["data"] = content_to_data(response.content)
+    if response.terminal:
+        changes.update(terminal=True, needs_followup=False)
+    if response.message is not None:
+        changes["message"] = response.message
+    return replace(result, **changes) if changes else result

@@ -28,6 +28,9 @@ Rules (docs/protocol.md, "Sequencing, acknowledgements and resume"):
 - Handshake: the client's first frame is a Configuration (`hello()`); the server surfaces it, and
   its I/O layer decides ownership and storage, then calls `accept()` (the server's Configuration,
   followed by the replay) or `refuse()`. The client replays its own outbox on the server's answer.
+- A ToolUseResult refused for its body (105) whose id can be read is also delivered, as the
+  `invalid_result` failure of that request (`ToolUseResult.invalid`, with `problem` set), so a
+  call waiting for it ends at once.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from ..errors import UsageError
 from .codec import DEFAULT_LIMITS, Frame, Limits, encode, read_frame
 from .conversation import Acknowledgement, Configuration, ErrorMessage
 from .errors import ErrorCode, ProtocolError
-from .messages import Envelope, Message
+from .messages import Envelope, Message, ToolUseResult
 from .sequencing import Role, Sequencer, Sequencing
 from .wire import MessageType
 
@@ -330,7 +333,12 @@ class Connection:
         if frame.type == MessageType.CONFIGURATION:
             message = f"this connection is bound to conversation {self._seq.conversation_id!r}; open a new one"
             raise ProtocolError(ErrorCode.CONVERSATION_SWITCH_REFUSED, message)
-        envelope = frame.open()
+        try:
+            envelope = frame.open()
+        except ProtocolError as error:
+            if (answer := self._invalid_result(frame, error)) is None:
+                raise
+            return Received((answer,), (*replies, self._error_frame(error)), errors=(error,))
         match envelope.message:
             case Acknowledgement(acknowledged_stanza_id=acknowledged):
                 self._seq.acknowledged(abs(acknowledged))
@@ -340,6 +348,18 @@ class Connection:
                 return Received((envelope,), tuple(replies), close=True)
             case _:
                 return Received((envelope,), tuple(replies))
+
+    @staticmethod
+    def _invalid_result(frame: Frame, error: ProtocolError) -> Envelope | None:
+        """A refused ToolUseResult whose id can be read, as the `invalid_result` failure it stands for.
+
+        The peer gets its 105 all the same; the request it names is answered, so that nothing
+        waits for it until a deadline.
+        """
+        if frame.type != MessageType.TOOL_USE_RESULT or error.code != ErrorCode.INVALID_MESSAGE:
+            return None
+        answer = ToolUseResult.invalid(frame.body, error.message)
+        return None if answer is None else Envelope(frame.stanza_id, frame.conversation_id, answer, frame.meta)
 
     def _acknowledged_in_meta(self, value: object) -> None:
         """Apply a piggybacked acknowledgement (`meta.acknowledgedStanzaId`).

@@ -3,9 +3,14 @@
 The server sends a ToolUseRequest for every tool call: `execution="client"` asks the client to run
 the tool and answer with a ToolUseResult; `"server"` requests and their results are sent for
 transparency only. A ToolUseResult's `id` is the request's id; `ToolUseResult.from_result()` and
-`.to_result()` convert to and from `ToolResult` through `ToolResult.to_wire()` / `from_wire()`,
-adding the fields the seed body lacks (`resultType`, `needsFollowup`, `terminal`, `message`) and
-the client's `content` and `augmentation`.
+`.to_result()` convert to and from `ToolResult` (through `ToolResult.to_wire()` and
+`ToolResult.from_failure()`), adding the fields the seed body lacks (`resultType`,
+`needsFollowup`, `terminal`, `message`) and the client's `content` and `augmentation`.
+
+A ToolUseResult whose id can be read but whose body cannot (a `resultType` out of range, a
+`result` that is not a map...) is refused with 105 like any bad message, and `Connection.receive`
+also delivers it as `ToolUseResult.invalid(...)`: a failure `invalid_result` of that request, so
+the call waiting for it ends at once instead of at its deadline.
 """
 
 from __future__ import annotations
@@ -14,8 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Final, Literal, Self, cast
 
-from ..envelopes import ResultType, ToolResult, result_type_for_code
-from ..errors import EnvelopeError
+from ..envelopes import ResultType, ToolResult, result_type_for_code, unwrap_value
 from .conversation import without_none
 from .errors import ErrorCode, ProtocolError
 from .wire import Fields, MessageType
@@ -111,6 +115,32 @@ class ToolUseResult:
     `{"type": "binary", "mimeType", "data": <bin>, "filename"}` (the `to_dict(binary="bytes")` shapes)."""
     augmentation: dict[str, Any] | None = None
     """Changes to the thread's client tools, in `Augmentation.to_dict()` shape."""
+    problem: str | None = None
+    """Set only by a receiving `Connection`, never sent: why the body was refused (105) although
+    its id could be read. The message then stands for a failure `invalid_result` of that request,
+    so that the call waiting for it ends at once (see `invalid`)."""
+
+    @classmethod
+    def invalid(cls, body: Mapping[str, Any], problem: str) -> Self | None:
+        """The answer a body `from_body` refused stands for: a failure with code `invalid_result`.
+
+        Args:
+            body: The refused body.
+            problem: Why it was refused (the ErrorMessage's text).
+
+        Returns:
+            The failure for the request the body names, or None when its id cannot be read either.
+        """
+        request_id = body.get("requestId") if body.get("requestId") is not None else body.get("id")
+        if not isinstance(request_id, str) or not request_id:
+            return None
+        return cls(
+            id=request_id,
+            success=False,
+            error_code="invalid_result",
+            error_message=f"The tool's result could not be read: {problem}",
+            problem=problem,
+        )
 
     @classmethod
     def from_result(
@@ -147,24 +177,32 @@ class ToolUseResult:
             call_id: The model's call id; defaults to the request id.
             tool: The tool the request was for, recorded in a Denied payload.
 
+        A failure is the outcome the sender reported (`ToolResult.from_failure`): `resultType`
+        wins over the code's type, and a `result` on a failure is the outcome's seed 000 payload.
         `content` and `augmentation` are not part of a `ToolResult`; the client tools layer reads
         them from this message.
+
+        Raises:
+            ProtocolError: 105 when `result_type` is not an outcome type.
         """
-        seed = without_none(
-            {
-                "id": self.id,
-                "success": self.success,
-                "result": self.result,
-                "errorCode": self.error_code,
-                "errorMessage": self.error_message,
-            }
-        )
-        try:
-            outcome = ToolResult.from_wire(seed, call_id=call_id, tool=tool)
-        except EnvelopeError as exc:
-            raise ProtocolError(ErrorCode.INVALID_MESSAGE, str(exc)) from None
-        if self.result_type is not None and self.result_type != outcome.type:
-            outcome = self._retyped(outcome, ResultType(self.result_type), tool)
+        bound = self.id if call_id is None else call_id
+        if self.success:
+            outcome = ToolResult.ok(bound, unwrap_value(self.result))
+        else:
+            try:
+                named = None if self.result_type is None else ResultType(self.result_type)
+            except ValueError:
+                message = f"ToolUseResult.resultType must be an integer in 0..4, got {self.result_type!r}"
+                raise ProtocolError(ErrorCode.INVALID_MESSAGE, message) from None
+            outcome = ToolResult.from_failure(
+                bound,
+                self.error_code or "execution_error",
+                self.error_message or "",
+                type=named,
+                payload=self.result,
+                tool=tool,
+                needs_followup=True,
+            )
         changes: dict[str, Any] = {}
         if self.needs_followup is not None:
             changes["needs_followup"] = self.needs_followup
@@ -173,19 +211,6 @@ class ToolUseResult:
         if self.message is not None:
             changes["message"] = self.message
         return replace(outcome, **changes) if changes else outcome
-
-    def _retyped(self, outcome: ToolResult, result_type: ResultType, tool: str | None) -> ToolResult:
-        # The code implied another type (a custom code for a denial, say): the explicit type wins.
-        text = self.error_message or ""
-        match result_type:
-            case ResultType.CANCELED:
-                return ToolResult.canceled(outcome.call_id, text)
-            case ResultType.TIMEOUT:
-                return ToolResult.timeout(outcome.call_id, None)
-            case ResultType.DENIED:
-                return ToolResult.denied(outcome.call_id, tool or "", text)
-            case _:
-                return ToolResult.error(outcome.call_id, text, code=self.error_code or "execution_error")
 
     def to_body(self) -> dict[str, Any]:
         """Return the wire body."""

@@ -322,6 +322,8 @@ class ToolwireServer:
                 await conversation.write_raw(reply)
             for envelope in refused:
                 assert isinstance(envelope.message, ToolUseResult)
+                if envelope.message.problem is not None:
+                    continue  # an unreadable result: its 105 (in `replies`) is its one ErrorMessage
                 message = f"no open request {envelope.message.id!r} in this conversation"
                 await self._error(conversation, envelope, message, ErrorCode.RESULT_REFUSED)
             for envelope in received.messages:

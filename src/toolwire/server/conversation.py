@@ -26,7 +26,7 @@ from anyio.abc import TaskGroup
 
 from ..client_tools.channel import Claim
 from ..client_tools.definitions import ClientToolRequest, ClientToolResponse
-from ..envelopes import DEFAULT_CODES, ResultType
+from ..envelopes import DEFAULT_CODES, ResultType, unwrap_value
 from ..errors import ClientDisconnected, ProviderError, RegistrationError
 from ..events import ModelRequestStarted, RunEvent, RunFinished
 from ..loop import Agent
@@ -567,20 +567,28 @@ class _Relay:
 
 
 def response_of(result: ToolUseResult) -> ClientToolResponse:
-    """The client tools layer's view of a ToolUseResult (a JSON `result` travels as JSON content)."""
+    """The client tools layer's view of a ToolUseResult (a JSON `result` travels as JSON content).
+
+    A failure keeps what the client reported: its `resultType`, and in `payload` the seed 000
+    payload its `result` carries (e.g. a timeout's `durationMs` and `effectUnknown`). A result the
+    connection could not read (`result.problem`) is a failure with code `invalid_result`.
+    """
     data: dict[str, object] = {
         "requestId": result.id,
         "success": result.success,
         "content": list(result.content),
         "errorMessage": result.error_message,
         "errorCode": result.error_code or _code_of(result.result_type),
+        "resultType": result.result_type,
         "terminal": result.terminal,
         "needsFollowup": result.needs_followup,
         "message": result.message,
     }
-    if result.success and not result.content and result.result is not None:
-        value = result.result.get("value", result.result) if set(result.result) == {"value"} else result.result
-        data["content"] = [{"type": "json", "value": value}]
+    if result.result is not None:
+        if not result.success:
+            data["payload"] = result.result
+        elif not result.content:
+            data["content"] = [{"type": "json", "value": unwrap_value(result.result)}]
     if result.augmentation is not None:
         data["augmentation"] = result.augmentation
     return ClientToolResponse.from_dict(data)
