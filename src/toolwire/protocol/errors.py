@@ -12,7 +12,7 @@ the published protocol (100–199 format and protocol, 200–299 conversation, 3
 | 103 | `HANDSHAKE_REQUIRED` | no | a message before the Configuration handshake |
 | 104 | `FRAME_TOO_LARGE` | yes | the frame is longer than `Limits.max_frame_bytes` |
 | 105 | `INVALID_MESSAGE` | yes | the envelope or a body field is missing or has the wrong type or value |
-| 106 | `LIMIT_EXCEEDED` | yes | a string, binary, array or map is too long, too many containers, or too deep |
+| 106 | `LIMIT_EXCEEDED` | yes | a string, binary, array or map too long, too many (or too big) containers, too deep |
 | 107 | `CONVERSATION_SWITCH_REFUSED` | yes | a second Configuration on a live connection |
 | 201 | `CONVERSATION_NOT_FOUND` | no | the conversation to resume does not exist |
 | 202 | `CONVERSATION_FORBIDDEN` | no | the conversation belongs to another principal |
