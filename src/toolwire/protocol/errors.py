@@ -13,7 +13,7 @@ the published protocol (100–199 format and protocol, 200–299 conversation, 3
 | 104 | `FRAME_TOO_LARGE` | yes | the frame is longer than `Limits.max_frame_bytes` |
 | 105 | `INVALID_MESSAGE` | yes | the envelope or a body field is missing or has the wrong type or value |
 | 106 | `LIMIT_EXCEEDED` | yes | a string, binary, array or map too long, too many (or too big) containers, too deep |
-| 107 | `CONVERSATION_SWITCH_REFUSED` | yes | a second Configuration on a live connection |
+| 107 | `CONVERSATION_SWITCH_REFUSED` | yes | a second Configuration, or a frame of another conversation |
 | 201 | `CONVERSATION_NOT_FOUND` | no | the conversation to resume does not exist |
 | 202 | `CONVERSATION_FORBIDDEN` | no | the conversation belongs to another principal |
 | 301 | `TOOL_NOT_FOUND` | yes | a request names a tool the receiver does not know |
@@ -50,7 +50,8 @@ class ErrorCode(IntEnum):
     LIMIT_EXCEEDED = 106
     """A length, count or depth limit of `Limits` was exceeded."""
     CONVERSATION_SWITCH_REFUSED = 107
-    """A live connection stays on its conversation; open a new connection for another one."""
+    """A live connection stays on its conversation (a frame naming another is dropped); open a new
+    connection for another one."""
     CONVERSATION_NOT_FOUND = 201
     """The conversation to resume does not exist (any more)."""
     CONVERSATION_FORBIDDEN = 202
