@@ -77,6 +77,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument(
         "--allow-origin", action="append", default=[], help="a browser origin allowed to connect (repeatable)"
     )
+    serve.add_argument(
+        "--max-conversations",
+        type=_positive,
+        default=1_000,
+        metavar="N",
+        help="conversations one principal may own; a new one beyond is refused (default 1000)",
+    )
     conversations = commands.add_parser(
         "conversations", help="list the conversations of a data directory, or cancel one"
     )
@@ -103,6 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 token=args.token,
                 tokens_file=args.tokens,
                 allowed_origins=args.allow_origin,
+                max_conversations=args.max_conversations,
             )
             return serve(options)
         if args.url is not None:
@@ -119,6 +127,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
 
 
 async def _conversations(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:

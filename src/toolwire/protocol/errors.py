@@ -16,6 +16,7 @@ the published protocol (100–199 format and protocol, 200–299 conversation, 3
 | 107 | `CONVERSATION_SWITCH_REFUSED` | yes | a second Configuration, or a frame of another conversation |
 | 201 | `CONVERSATION_NOT_FOUND` | no | the conversation to resume does not exist |
 | 202 | `CONVERSATION_FORBIDDEN` | no | the conversation belongs to another principal |
+| 203 | `CONVERSATION_LIMIT` | no | the principal has as many conversations as the server allows |
 | 301 | `TOOL_NOT_FOUND` | yes | a request names a tool the receiver does not know |
 | 302 | `RESULT_REFUSED` | yes | a ToolUseResult for an unknown, foreign or already answered request id |
 | 304 | `TOOL_TIMEOUT` | yes | a tool did not answer in time |
@@ -56,6 +57,8 @@ class ErrorCode(IntEnum):
     """The conversation to resume does not exist (any more)."""
     CONVERSATION_FORBIDDEN = 202
     """The conversation belongs to another principal."""
+    CONVERSATION_LIMIT = 203
+    """The principal owns as many conversations as the server allows; resume one of them instead."""
     TOOL_NOT_FOUND = 301
     """The named tool is not registered."""
     RESULT_REFUSED = 302
@@ -84,6 +87,7 @@ _NOT_RECOVERABLE: Final = frozenset(
         ErrorCode.HANDSHAKE_REQUIRED,
         ErrorCode.CONVERSATION_NOT_FOUND,
         ErrorCode.CONVERSATION_FORBIDDEN,
+        ErrorCode.CONVERSATION_LIMIT,
         ErrorCode.UNAUTHENTICATED,
         ErrorCode.FORBIDDEN,
     )

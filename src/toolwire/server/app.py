@@ -12,8 +12,9 @@ GET /ws         (no upgrade) 204 when the token would be accepted, 401 when not,
 
 One WebSocket connection serves one conversation. Before anything else the connection must present
 a valid token and, from a browser, an allowed `Origin`; otherwise the upgrade is refused (HTTP 403)
-and no state is created. The first frame is the client's Configuration: a new conversation, or one
-the same principal created (to resume it; what the client missed is replayed).
+and no state is created. The first frame is the client's Configuration: a new conversation (unless
+its principal owns `max_conversations` already: ErrorMessage 203), or one the same principal
+created (to resume it; what the client missed is replayed).
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ HANDSHAKE_TIMEOUT = 10.0
 FEATURES = ("clientTools", "consent", "runStatus", "resume")
 ACK_DELAY = 0.2
 """Seconds the server waits before acknowledging a client's stanzas (sooner once `ACK_SOON` wait)."""
+MAX_CONVERSATIONS = 1_000
+"""Conversations one principal may own, by default (`create_app(max_conversations=...)`)."""
 ACK_SOON = 16
 """Client stanzas waiting for an Acknowledgement that make the server write one at once (half
 `Connection.ack_every`, so that `receive()` never has to, ahead of the frame it reads)."""
@@ -82,6 +85,7 @@ def create_app(
     store: Store | None = None,
     allowed_origins: Sequence[str] = (),
     limits: Limits = DEFAULT_LIMITS,
+    max_conversations: int | None = MAX_CONVERSATIONS,
 ) -> Starlette:
     """Build the ASGI app serving `agent` over the WebSocket protocol.
 
@@ -93,13 +97,17 @@ def create_app(
         allowed_origins: Browser origins allowed to connect (e.g. `http://127.0.0.1:8765`);
             connections without an `Origin` header (not browsers) are not affected.
         limits: What a frame may contain.
+        max_conversations: Conversations one principal may own; a handshake asking for a new one
+            beyond it is refused (ErrorMessage 203). None: no cap.
 
     Raises:
-        UsageError: `store` is not the agent's store.
+        UsageError: `store` is not the agent's store, or `max_conversations` is not positive.
     """
     if store is not None and store is not agent.store:
         raise UsageError("create the Agent with store=...: the server and the agent must share one store")
-    server = ToolwireServer(agent, auth=auth, allowed_origins=allowed_origins, limits=limits)
+    server = ToolwireServer(
+        agent, auth=auth, allowed_origins=allowed_origins, limits=limits, max_conversations=max_conversations
+    )
     routes = [
         Route("/healthz", server.health),
         Route("/readyz", server.ready),
@@ -117,12 +125,22 @@ class ToolwireServer:
     """The conversations a server process holds, and the WebSocket endpoint that serves them."""
 
     def __init__(
-        self, agent: Agent, *, auth: TokenAuth, allowed_origins: Sequence[str] = (), limits: Limits = DEFAULT_LIMITS
+        self,
+        agent: Agent,
+        *,
+        auth: TokenAuth,
+        allowed_origins: Sequence[str] = (),
+        limits: Limits = DEFAULT_LIMITS,
+        max_conversations: int | None = MAX_CONVERSATIONS,
     ) -> None:
+        if max_conversations is not None and max_conversations < 1:
+            raise UsageError(f"max_conversations must be a positive number (or None: no cap), not {max_conversations}")
         self.agent = agent
         self.auth = auth
         self.allowed_origins = frozenset(origin.rstrip("/") for origin in allowed_origins)
         self.limits = limits
+        self.max_conversations = max_conversations
+        """Conversations one principal may own (None: no cap)."""
         self.conversations: dict[str, ServerConversation] = {}
         self._opening = anyio.Lock()
         self.stopping = False
@@ -262,6 +280,10 @@ class ToolwireServer:
                     return None
                 conversation = await self._conversation(requested, principal)
             else:
+                if (refusal := await self._check_room(principal)) is not None:
+                    await websocket.send_bytes(connection.refuse(*refusal))
+                    await _close(websocket, 1008)
+                    return None
                 thread_id = "conv_" + secrets.token_hex(16)
                 await self.agent.store.create_thread(thread_id, principal=principal)
                 conversation = self.conversations[thread_id] = ServerConversation(
@@ -285,6 +307,15 @@ class ToolwireServer:
         if await store.thread_principal(thread_id) != principal:
             return ErrorCode.CONVERSATION_FORBIDDEN, "this conversation belongs to someone else"
         return None
+
+    async def _check_room(self, principal: str) -> tuple[int, str] | None:
+        """Refuse a new conversation to a principal that owns `max_conversations` already."""
+        cap = self.max_conversations
+        if cap is None or await self.agent.store.count_threads(principal) < cap:
+            return None
+        _log.warning("refused a new conversation to principal %.80s: it has %d, the most allowed", principal, cap)
+        message = f"you have {cap} conversations, the most this server allows: resume one of them (its conversationId)"
+        return ErrorCode.CONVERSATION_LIMIT, message
 
     async def _conversation(self, thread_id: str, principal: str) -> ServerConversation:
         if (conversation := self.conversations.get(thread_id)) is not None:

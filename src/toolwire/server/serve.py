@@ -66,6 +66,8 @@ class ServeOptions:
     token: str | None = None
     tokens_file: Path | None = None
     allowed_origins: list[str] = field(default_factory=list[str])
+    max_conversations: int = 1_000
+    """Conversations one principal may own (`create_app(max_conversations=...)`)."""
 
 
 def load_agent(spec: str | None, store: Store, model: str | None, *, log_dir: Path | None = None) -> Agent:
@@ -206,7 +208,9 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         if agent.store is not store:
             raise UsageError(f"--app {options.app}: create the Agent with the store it is given (a 'store' parameter)")
         auth, printed = _auth(options, out)
-        app = create_app(agent, auth=auth, allowed_origins=options.allowed_origins)
+        app = create_app(
+            agent, auth=auth, allowed_origins=options.allowed_origins, max_conversations=options.max_conversations
+        )
     except BaseException:
         anyio.run(store.aclose)
         lock.release()
