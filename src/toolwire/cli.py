@@ -84,6 +84,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="N",
         help="conversations one principal may own; a new one beyond is refused (default 1000)",
     )
+    serve.add_argument(
+        "--refusal-burst",
+        type=_positive,
+        default=100,
+        metavar="N",
+        help="refused frames a connection may cause at once before it is closed (default 100)",
+    )
+    serve.add_argument(
+        "--refusal-rate",
+        type=float,
+        default=10.0,
+        metavar="R",
+        help="refused frames a connection may cause per second after the burst (default 10)",
+    )
     conversations = commands.add_parser(
         "conversations", help="list the conversations of a data directory, or cancel one"
     )
@@ -111,6 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tokens_file=args.tokens,
                 allowed_origins=args.allow_origin,
                 max_conversations=args.max_conversations,
+                refusal_burst=args.refusal_burst,
+                refusal_rate=args.refusal_rate,
             )
             return serve(options)
         if args.url is not None:

@@ -14,6 +14,7 @@ the published protocol (100–199 format and protocol, 200–299 conversation, 3
 | 105 | `INVALID_MESSAGE` | yes | the envelope or a body field is missing or has the wrong type or value |
 | 106 | `LIMIT_EXCEEDED` | yes | a string, binary, array or map too long, too many (or too big) containers, too deep |
 | 107 | `CONVERSATION_SWITCH_REFUSED` | yes | a second Configuration, or a frame of another conversation |
+| 108 | `TOO_MANY_REFUSALS` | no | the connection had more frames refused than the server allows |
 | 201 | `CONVERSATION_NOT_FOUND` | no | the conversation to resume does not exist |
 | 202 | `CONVERSATION_FORBIDDEN` | no | the conversation belongs to another principal |
 | 203 | `CONVERSATION_LIMIT` | no | the principal has as many conversations as the server allows |
@@ -53,6 +54,8 @@ class ErrorCode(IntEnum):
     CONVERSATION_SWITCH_REFUSED = 107
     """A live connection stays on its conversation (a frame naming another is dropped); open a new
     connection for another one."""
+    TOO_MANY_REFUSALS = 108
+    """The server refused more of the connection's frames than it allows, and closes it."""
     CONVERSATION_NOT_FOUND = 201
     """The conversation to resume does not exist (any more)."""
     CONVERSATION_FORBIDDEN = 202
@@ -85,6 +88,7 @@ class Severity(IntEnum):
 _NOT_RECOVERABLE: Final = frozenset(
     (
         ErrorCode.HANDSHAKE_REQUIRED,
+        ErrorCode.TOO_MANY_REFUSALS,
         ErrorCode.CONVERSATION_NOT_FOUND,
         ErrorCode.CONVERSATION_FORBIDDEN,
         ErrorCode.CONVERSATION_LIMIT,

@@ -52,10 +52,12 @@ from ..protocol import (
     Sequencing,
     ToolUseResult,
     UserMessage,
+    encode,
 )
 from ..store import CallState, Store
 from .auth import TokenAuth, redact
 from .conversation import ServerConversation
+from .refusals import DEFAULT_REFUSAL_LIMIT, RefusalLimit, Refusals
 
 if TYPE_CHECKING:
     pass
@@ -86,6 +88,7 @@ def create_app(
     allowed_origins: Sequence[str] = (),
     limits: Limits = DEFAULT_LIMITS,
     max_conversations: int | None = MAX_CONVERSATIONS,
+    refusal_limit: RefusalLimit = DEFAULT_REFUSAL_LIMIT,
 ) -> Starlette:
     """Build the ASGI app serving `agent` over the WebSocket protocol.
 
@@ -99,6 +102,8 @@ def create_app(
         limits: What a frame may contain.
         max_conversations: Conversations one principal may own; a handshake asking for a new one
             beyond it is refused (ErrorMessage 203). None: no cap.
+        refusal_limit: How many refused frames a connection may cause before it is closed
+            (ErrorMessage 108, close code 1008).
 
     Raises:
         UsageError: `store` is not the agent's store, or `max_conversations` is not positive.
@@ -106,7 +111,12 @@ def create_app(
     if store is not None and store is not agent.store:
         raise UsageError("create the Agent with store=...: the server and the agent must share one store")
     server = ToolwireServer(
-        agent, auth=auth, allowed_origins=allowed_origins, limits=limits, max_conversations=max_conversations
+        agent,
+        auth=auth,
+        allowed_origins=allowed_origins,
+        limits=limits,
+        max_conversations=max_conversations,
+        refusal_limit=refusal_limit,
     )
     routes = [
         Route("/healthz", server.health),
@@ -132,6 +142,7 @@ class ToolwireServer:
         allowed_origins: Sequence[str] = (),
         limits: Limits = DEFAULT_LIMITS,
         max_conversations: int | None = MAX_CONVERSATIONS,
+        refusal_limit: RefusalLimit = DEFAULT_REFUSAL_LIMIT,
     ) -> None:
         if max_conversations is not None and max_conversations < 1:
             raise UsageError(f"max_conversations must be a positive number (or None: no cap), not {max_conversations}")
@@ -141,6 +152,8 @@ class ToolwireServer:
         self.limits = limits
         self.max_conversations = max_conversations
         """Conversations one principal may own (None: no cap)."""
+        self.refusal_limit = refusal_limit
+        """Refused frames a connection may cause before it is closed."""
         self.conversations: dict[str, ServerConversation] = {}
         self._opening = anyio.Lock()
         self.stopping = False
@@ -225,13 +238,15 @@ class ToolwireServer:
         async with anyio.create_task_group() as runs:  # runs outlive the socket; wait for them
             await conversation.attach(connection, write)
             acks = _Acknowledger(conversation, runs)
+            refusals = Refusals(self.refusal_limit, conversation.thread_id)
             try:
                 if not self.stopping and await self.agent.unfinished(conversation.thread_id):
                     conversation.start(runs, None)
-                await self._serve(websocket, connection, conversation, runs, acks)
+                await self._serve(websocket, connection, conversation, runs, acks, refusals)
             finally:
                 acks.stop()
                 conversation.detach(write)
+                refusals.close()
         await conversation.save()  # what the client acknowledged last is not replayed to the next one
         self._release(conversation)
 
@@ -340,6 +355,7 @@ class ToolwireServer:
         conversation: ServerConversation,
         runs: TaskGroup,
         acks: _Acknowledger,
+        refusals: Refusals,
     ) -> None:
         while (data := await _receive_bytes(websocket)) is not None and not self.stopping:
             # `receive()` acknowledges by itself once `ack_every` stanzas of earlier frames wait:
@@ -348,12 +364,14 @@ class ToolwireServer:
             received, refused = await conversation.receive(data)
             for reply in received.replies:
                 await conversation.write_raw(reply)
+            for error in received.errors:  # answered by the replies above
+                refusals.refused(error.code, error.message)
             for envelope in refused:
                 assert isinstance(envelope.message, ToolUseResult)
-                message = f"no open request {envelope.message.id!r} in this conversation"
-                await self._error(conversation, envelope, message, ErrorCode.RESULT_REFUSED)
+                message = f"no open request {envelope.message.id!r:.80} in this conversation"
+                await self._error(conversation, envelope, message, refusals, ErrorCode.RESULT_REFUSED)
             for envelope in received.messages:
-                await self._act(envelope, conversation, runs)
+                await self._act(envelope, conversation, runs, refusals)
             if received.messages or received.errors:  # a stanza was seen: persist it now, acknowledge it late
                 # Let the tasks these messages woke (a run given its client tool result) go first:
                 # if they send, the state they save covers this frame too, and `save()` skips it.
@@ -371,16 +389,25 @@ class ToolwireServer:
                 await conversation.acknowledge()
                 await _close(websocket, 1002)
                 return
+            if refusals.exceeded:  # what it sent is saved; nothing more is read
+                message = f"too many refused frames ({refusals.limit.describe()}): closing the connection"
+                await conversation.write_raw(connection.refuse(ErrorCode.TOO_MANY_REFUSALS, message))
+                await _close(websocket, 1008)
+                return
 
-    async def _act(self, envelope: Envelope, conversation: ServerConversation, runs: TaskGroup) -> None:
+    async def _act(
+        self, envelope: Envelope, conversation: ServerConversation, runs: TaskGroup, refusals: Refusals
+    ) -> None:
         match envelope.message:
             case UserMessage(id=message_id, content=content):
                 if not conversation.start(runs, content, message_id):
-                    await self._error(conversation, envelope, "a run is in progress: wait for it, or send ControlStop")
+                    message = "a run is in progress: wait for it, or send ControlStop"
+                    await self._error(conversation, envelope, message, refusals)
             case RegisterTools() as registration:
                 # In the background: it waits for the thread's run to end, and reading must go on.
                 if conversation.registering:
-                    await self._error(conversation, envelope, "a registration is in progress: wait for its result")
+                    message = "a registration is in progress: wait for its result"
+                    await self._error(conversation, envelope, message, refusals)
                 else:
                     conversation.registering = True
                     runs.start_soon(self._register, conversation, registration)
@@ -388,7 +415,7 @@ class ToolwireServer:
                 pass  # taken (or refused) by `conversation.receive`
             case ConsentAnswer() as answer:
                 if not conversation.consent_answered(answer):
-                    await self._error(conversation, envelope, f"no open consent request {answer.id!r}")
+                    await self._error(conversation, envelope, f"no open consent request {answer.id!r:.80}", refusals)
             case ControlStop():
                 conversation.stop()
             case ErrorMessage(code=code, message=message):
@@ -396,7 +423,7 @@ class ToolwireServer:
                     "conversation %s: the client reported error %s: %.200s", conversation.thread_id, code, message
                 )
             case other:
-                await self._error(conversation, envelope, f"a client does not send {type(other).__name__}")
+                await self._error(conversation, envelope, f"a client does not send {type(other).__name__}", refusals)
 
     async def _register(self, conversation: ServerConversation, registration: RegisterTools) -> None:
         groups, expanded = list(registration.groups), registration.expanded_containers
@@ -410,8 +437,19 @@ class ToolwireServer:
             await conversation.send(RegisterToolsResult(ok=True))
 
     async def _error(
-        self, conversation: ServerConversation, envelope: Envelope, message: str, code: int = ErrorCode.INVALID_MESSAGE
+        self,
+        conversation: ServerConversation,
+        envelope: Envelope,
+        message: str,
+        refusals: Refusals,
+        code: int = ErrorCode.INVALID_MESSAGE,
     ) -> None:
+        """Refuse a client's message: a recoverable ErrorMessage, counted against its connection.
+
+        Like the protocol's own refusals, it is about one frame of this connection: not numbered,
+        so it is not kept, persisted or replayed (a flood of refusals grows no outbox).
+        """
+        refusals.refused(code, message)
         error = ErrorMessage(
             id="err_" + secrets.token_hex(8),
             code=code,
@@ -420,7 +458,7 @@ class ToolwireServer:
             recoverable=True,
             originating_id=envelope.stanza_id,
         )
-        await conversation.send(error)
+        await conversation.write_raw(encode(Envelope(0, conversation.thread_id, error)))
 
 
 class _Acknowledger:
