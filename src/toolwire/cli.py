@@ -89,14 +89,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=_positive,
         default=100,
         metavar="N",
-        help="refused frames a connection may cause at once before it is closed (default 100)",
+        help="refused frames a principal's connections may cause at once before they are closed (default 100)",
     )
     serve.add_argument(
         "--refusal-rate",
         type=float,
         default=10.0,
         metavar="R",
-        help="refused frames a connection may cause per second after the burst (default 10)",
+        help="refused frames a principal's connections may cause per second after the burst (default 10)",
     )
     conversations = commands.add_parser(
         "conversations", help="list the conversations of a data directory, or cancel one"

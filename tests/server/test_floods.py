@@ -24,11 +24,13 @@ from pathlib import Path
 import anyio
 import pytest
 from server_support import IDE_GROUP, OTHER_TOKEN, TOKEN, Peer, Server, peer
+from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from serving import serve_app
 from toolwire.conversations import summarize
 from toolwire.protocol import (
+    Connection,
     ErrorCode,
     ErrorMessage,
     MessageType,
@@ -163,6 +165,22 @@ async def flood(client: Peer, count: int, request_id: str | None = None) -> Floo
     return seen
 
 
+async def flood_anew(url: str, count: int, token: str = TOKEN, request_id: str | None = None) -> Flood:
+    """Connect and flood; a connection refused at the handshake is a `Flood` of that one ErrorMessage."""
+    connection = Connection("client")
+    async with connect(url, additional_headers={"Authorization": f"Bearer {token}"}) as socket:
+        await socket.send(connection.hello())
+        data = await socket.recv()
+        assert isinstance(data, bytes)
+        received = connection.receive(data)
+        if not connection.is_open:
+            refused = [e.message for e in received.messages if isinstance(e.message, ErrorMessage)]
+            with pytest.raises(ConnectionClosed):
+                await socket.recv()
+            return Flood(errors=refused, close_code=socket.close_code)
+        return await flood(Peer(socket, connection), count, request_id)
+
+
 async def test_a_flood_of_results_for_unknown_requests_is_cut_off_with_108_then_close_1008(served: Served) -> None:
     async with peer(served.server.url) as mallory:
         seen = await flood(mallory, 10_000)
@@ -180,12 +198,28 @@ async def test_refused_results_are_logged_in_a_few_lines_not_one_each(served: Se
         await alice.send(UserMessage(id="u1", content="open"))
         request = (await alice.until(MessageType.TOOL_USE_REQUEST, execution="client")).message
         assert isinstance(request, ToolUseRequest)
-        async with peer(server.url, token=OTHER_TOKEN) as bob:  # results for alice's request: foreign
-            seen = await flood(bob, 1_000, request.id)
+        # Results for alice's request from bob: foreign. Cut off, bob comes back for more, five times.
+        floods = [await flood_anew(server.url, 1_000, OTHER_TOKEN, request.id) for _ in range(6)]
     served.stop()
     refusal_lines = [line for line in served.printed if "refused" in line]
-    assert seen.close_code == 1008
-    assert len(refusal_lines) <= 4, "\n".join(refusal_lines[:10])
+    assert {seen.close_code for seen in floods} == {1008}
+    # The client hub's first refusal and count, the server's first refusal, limit reached and count at the stop.
+    assert len(refusal_lines) <= 5, "\n".join(refusal_lines[:10])
+
+
+async def test_a_principal_cut_off_is_refused_new_connections_while_others_connect(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"alice {TOKEN}\nbob {OTHER_TOKEN}\n")
+    options = ("--tokens", str(tokens), "--refusal-rate", "0")  # no allowance grows back: no race with the clock
+    with serve_app(tmp_path, APP_SOURCE, "floodapp", *options, token=TOKEN) as server:
+        cut = await flood_anew(server.url, 1_000)
+        again = await flood_anew(server.url, 1_000)
+        async with peer(server.url, token=OTHER_TOKEN) as bob:
+            other = bob.connection.is_open
+    assert cut.close_code == 1008
+    [refused] = again.errors
+    assert (refused.code, refused.recoverable, again.close_code, again.sent) == (108, False, 1008, 0)
+    assert other
 
 
 async def test_a_neighbour_is_served_throughout_a_flood(served: Served) -> None:
@@ -202,8 +236,11 @@ async def test_a_neighbour_is_served_throughout_a_flood(served: Served) -> None:
 
 
 async def allocated_blocks(server: Server, conversation: str | None) -> tuple[int, str]:
-    """The server's memory blocks, asked in `conversation` (a new one when None), and that conversation."""
-    async with peer(server.url, conversation=conversation) as client:
+    """The server's memory blocks, asked in `conversation` (a new one when None), and that conversation.
+
+    Asked as bob: the flooders of these tests are alice, who may be over her refusal limit.
+    """
+    async with peer(server.url, token=OTHER_TOKEN, conversation=conversation) as client:
         await client.send(UserMessage(id="m" + secrets.token_hex(4), content="blocks?"))
         finished = (await client.until(MessageType.RUN_STATUS, status="finished")).message
         assert isinstance(finished, RunStatus) and finished.output is not None
@@ -221,9 +258,8 @@ async def test_memory_returns_to_its_baseline_after_floods(served: Served) -> No
     server = served.server
 
     async def floods() -> None:
-        for _ in range(5):  # the flooder reconnects each time it is cut off
-            async with peer(server.url) as mallory:
-                await flood(mallory, 3_000)
+        for _ in range(5):  # the flooder comes back each time it is cut off (refused at once, or a few more)
+            await flood_anew(server.url, 3_000)
 
     await floods()  # a first round: the code paths' first allocations
     blocks, measuring = await allocated_blocks(server, None)

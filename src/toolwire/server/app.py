@@ -57,7 +57,7 @@ from ..protocol import (
 from ..store import CallState, Store
 from .auth import TokenAuth, redact
 from .conversation import ServerConversation
-from .refusals import DEFAULT_REFUSAL_LIMIT, RefusalLimit, Refusals
+from .refusals import DEFAULT_REFUSAL_LIMIT, ConnectionRefusals, RefusalLimit, Refusals
 
 if TYPE_CHECKING:
     pass
@@ -102,8 +102,9 @@ def create_app(
         limits: What a frame may contain.
         max_conversations: Conversations one principal may own; a handshake asking for a new one
             beyond it is refused (ErrorMessage 203). None: no cap.
-        refusal_limit: How many refused frames a connection may cause before it is closed
-            (ErrorMessage 108, close code 1008).
+        refusal_limit: How many refused frames a principal's connections may cause (a token
+            bucket they share); past it the connection is closed, and new ones are refused, with
+            ErrorMessage 108 and close code 1008.
 
     Raises:
         UsageError: `store` is not the agent's store, or `max_conversations` is not positive.
@@ -152,8 +153,8 @@ class ToolwireServer:
         self.limits = limits
         self.max_conversations = max_conversations
         """Conversations one principal may own (None: no cap)."""
-        self.refusal_limit = refusal_limit
-        """Refused frames a connection may cause before it is closed."""
+        self.refusals = Refusals(refusal_limit)
+        """Each principal's allowance of refused frames, and their log."""
         self.conversations: dict[str, ServerConversation] = {}
         self._opening = anyio.Lock()
         self.stopping = False
@@ -167,6 +168,7 @@ class ToolwireServer:
         are not read (not acknowledged either): the clients send them again to the next process.
         """
         self.stopping = True
+        self.refusals.flush()
         conversations = list(self.conversations.values())
         for conversation in conversations:
             conversation.park()
@@ -238,7 +240,7 @@ class ToolwireServer:
         async with anyio.create_task_group() as runs:  # runs outlive the socket; wait for them
             await conversation.attach(connection, write)
             acks = _Acknowledger(conversation, runs)
-            refusals = Refusals(self.refusal_limit, conversation.thread_id)
+            refusals = self.refusals.connection(principal, conversation.thread_id)
             try:
                 if not self.stopping and await self.agent.unfinished(conversation.thread_id):
                     conversation.start(runs, None)
@@ -246,7 +248,6 @@ class ToolwireServer:
             finally:
                 acks.stop()
                 conversation.detach(write)
-                refusals.close()
         await conversation.save()  # what the client acknowledged last is not replayed to the next one
         self._release(conversation)
 
@@ -284,6 +285,11 @@ class ToolwireServer:
         hello = next((e.message for e in received.messages if isinstance(e.message, Configuration)), None)
         if received.close or hello is None:
             await _close(websocket, 1002)
+            return None
+        if not self.refusals.admits(principal):  # its refusals used up its allowance: before anything is loaded
+            message = f"too many refused frames ({self.refusals.limit.describe()}): try again later"
+            await websocket.send_bytes(connection.refuse(ErrorCode.TOO_MANY_REFUSALS, message))
+            await _close(websocket, 1008)
             return None
         async with self._opening:  # one conversation object per thread, even for racing connections
             requested = hello.conversation_id
@@ -355,7 +361,7 @@ class ToolwireServer:
         conversation: ServerConversation,
         runs: TaskGroup,
         acks: _Acknowledger,
-        refusals: Refusals,
+        refusals: ConnectionRefusals,
     ) -> None:
         while (data := await _receive_bytes(websocket)) is not None and not self.stopping:
             # `receive()` acknowledges by itself once `ack_every` stanzas of earlier frames wait:
@@ -390,13 +396,13 @@ class ToolwireServer:
                 await _close(websocket, 1002)
                 return
             if refusals.exceeded:  # what it sent is saved; nothing more is read
-                message = f"too many refused frames ({refusals.limit.describe()}): closing the connection"
+                message = f"too many refused frames ({self.refusals.limit.describe()}): closing the connection"
                 await conversation.write_raw(connection.refuse(ErrorCode.TOO_MANY_REFUSALS, message))
                 await _close(websocket, 1008)
                 return
 
     async def _act(
-        self, envelope: Envelope, conversation: ServerConversation, runs: TaskGroup, refusals: Refusals
+        self, envelope: Envelope, conversation: ServerConversation, runs: TaskGroup, refusals: ConnectionRefusals
     ) -> None:
         match envelope.message:
             case UserMessage(id=message_id, content=content):
@@ -441,10 +447,10 @@ class ToolwireServer:
         conversation: ServerConversation,
         envelope: Envelope,
         message: str,
-        refusals: Refusals,
+        refusals: ConnectionRefusals,
         code: int = ErrorCode.INVALID_MESSAGE,
     ) -> None:
-        """Refuse a client's message: a recoverable ErrorMessage, counted against its connection.
+        """Refuse a client's message: a recoverable ErrorMessage, counted against its principal.
 
         Like the protocol's own refusals, it is about one frame of this connection: not numbered,
         so it is not kept, persisted or replayed (a flood of refusals grows no outbox).

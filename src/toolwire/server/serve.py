@@ -69,9 +69,9 @@ class ServeOptions:
     max_conversations: int = 1_000
     """Conversations one principal may own (`create_app(max_conversations=...)`)."""
     refusal_burst: int = 100
-    """Refused frames a connection may cause at once (`RefusalLimit.burst`)."""
+    """Refused frames a principal's connections may cause at once (`RefusalLimit.burst`)."""
     refusal_rate: float = 10.0
-    """Refused frames a connection may cause per second after that (`RefusalLimit.per_second`)."""
+    """Refused frames a principal's connections may cause per second after that (`RefusalLimit.per_second`)."""
 
 
 def load_agent(spec: str | None, store: Store, model: str | None, *, log_dir: Path | None = None) -> Agent:
