@@ -77,6 +77,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument(
         "--allow-origin", action="append", default=[], help="a browser origin allowed to connect (repeatable)"
     )
+    serve.add_argument(
+        "--max-conversations",
+        type=_positive,
+        default=1_000,
+        metavar="N",
+        help="conversations one principal may own; a new one beyond is refused (default 1000)",
+    )
+    serve.add_argument(
+        "--refusal-burst",
+        type=_positive,
+        default=100,
+        metavar="N",
+        help="refused frames a principal's connections may cause at once before they are closed (default 100)",
+    )
+    serve.add_argument(
+        "--refusal-rate",
+        type=float,
+        default=10.0,
+        metavar="R",
+        help="refused frames a principal's connections may cause per second after the burst (default 10)",
+    )
     conversations = commands.add_parser(
         "conversations", help="list the conversations of a data directory, or cancel one"
     )
@@ -103,6 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 token=args.token,
                 tokens_file=args.tokens,
                 allowed_origins=args.allow_origin,
+                max_conversations=args.max_conversations,
+                refusal_burst=args.refusal_burst,
+                refusal_rate=args.refusal_rate,
             )
             return serve(options)
         if args.url is not None:
@@ -119,6 +143,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
 
 
 async def _conversations(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import logging
+import sys
 from typing import Any
 
 import anyio
@@ -287,3 +289,47 @@ async def test_an_answer_after_the_call_gave_up_is_refused_until_and_after_it_is
     assert placeholder is not None and placeholder.request is None
     hub.settle(placeholder, None)
     assert hub.pending("t1") == [] and not hub.deliver("t1", response())
+
+
+async def test_a_flood_of_refused_responses_is_logged_as_the_first_and_a_count(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    hub, channel = ClientHub(), Recorder()
+    hub.attach("t1", channel)
+    with caplog.at_level(logging.WARNING, logger="toolwire.client_tools"):
+        for n in range(1_000):
+            assert not hub.deliver("t1", response(f"req_{n}"))
+        hub.detach("t1", channel)
+    first, count = (record.getMessage() for record in caplog.records)
+    assert "unknown request id 'req_0'" in first
+    assert "refused 999 more client responses (thread t1)" in count
+
+
+async def test_each_thread_gets_its_own_first_refusal_line(caplog: pytest.LogCaptureFixture) -> None:
+    hub = ClientHub()
+    with caplog.at_level(logging.WARNING, logger="toolwire.client_tools"):
+        for thread_id in ("t1", "t2", "t1", "t2"):
+            hub.deliver(thread_id, response("req_unknown"))
+    assert [record.getMessage().count("(thread t1)") for record in caplog.records] == [1, 0]
+
+
+async def test_threads_whose_client_never_comes_back_leave_nothing_behind() -> None:
+    hub = ClientHub()
+    retry = RetryWithBackoff(max_retries=1, initial_delay=0.001, max_delay=0.001)
+
+    async def ask(thread_id: str) -> None:
+        assert await hub.request(thread_id, request(thread_id, "req_" + thread_id), retry=retry) is None
+        hub.forget("req_" + thread_id)  # the call is settled (its disconnection strategy's result)
+
+    async def gone(count: int, prefix: str) -> None:
+        async with anyio.create_task_group() as group:
+            for n in range(count):
+                group.start_soon(ask, f"{prefix}{n}")
+
+    await gone(1_000, "warm")  # the first time, tables grow to hold 1,000 threads, and stay so
+    gc.collect()
+    before = sys.getallocatedblocks()
+    await gone(1_000, "t")
+    gc.collect()
+    grown = sys.getallocatedblocks() - before
+    assert grown < 300  # an event kept per thread is 6 blocks: 6,000 more

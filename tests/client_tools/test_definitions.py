@@ -274,6 +274,25 @@ def test_snake_case_keys_are_accepted_too():
     assert ClientTool.from_dict({"name": "Delete", "requires_permission": True}).requires_permission is True
 
 
+@pytest.mark.parametrize("value", ["yes", "false", 1, 0, None])
+def test_requires_permission_must_be_a_boolean(value: Any):
+    with pytest.raises(RegistrationError, match="requiresPermission") as caught:
+        ClientToolGroup.from_dict({"name": "IDE", "tools": [{"name": "Delete", "requiresPermission": value}]})
+    assert (caught.value.group, caught.value.tool) == ("IDE", "Delete")
+
+
+@pytest.mark.parametrize("value", ["no", 0, "true"])
+def test_start_collapsed_must_be_a_boolean(value: Any):
+    with pytest.raises(RegistrationError, match="startCollapsed"):
+        ClientToolGroup.from_dict({"name": "IDE", "startCollapsed": value})
+
+
+@pytest.mark.parametrize("field", ["success", "terminal", "needsFollowup"])
+def test_the_flags_of_a_response_must_be_booleans(field: str):
+    with pytest.raises(EnvelopeError, match=field):
+        ClientToolResponse.from_dict({"requestId": "req_1", field: "yes"})
+
+
 def test_typo_in_a_field_name_is_refused_with_a_suggestion():
     with pytest.raises(
         RegistrationError, match=r"unknown field 'requiresPermision' \(did you mean 'requiresPermission'"

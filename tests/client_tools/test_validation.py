@@ -349,6 +349,35 @@ def test_tool_shadowing_a_server_tool_is_refused():
     assert "shadows the server tool 'get_weather'" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "name", ["Get_Weather", "get-weather", "GetWeather", "getWeather", "GET_WEATHER", "get__weather"]
+)
+def test_a_tool_whose_name_normalises_to_a_server_tools_is_refused(name: str):
+    with pytest.raises(RegistrationError) as caught:
+        validate_groups([group("IDE", "OpenFile", name)], server_tools={"get_weather"})
+    assert (caught.value.group, caught.value.tool) == ("IDE", name)
+    assert f"tool '{name}' shadows the server tool 'get_weather' (both read as 'get_weather'" in str(caught.value)
+
+
+def test_two_client_tools_whose_names_normalise_alike_are_refused_naming_both():
+    with pytest.raises(RegistrationError) as caught:
+        validate_groups([group("IDE", "OpenFile"), group("Editor", "open-file")])
+    assert (caught.value.group, caught.value.tool) == ("Editor", "open-file")
+    assert "tool 'open-file' has the same name as tool 'OpenFile' of group 'IDE'" in str(caught.value)
+
+
+def test_a_tool_whose_name_normalises_like_an_existing_groups_container_is_refused():
+    with pytest.raises(RegistrationError, match="tool 'ide' has the same name as the container 'IDE'"):
+        validate_groups([group("Editor", "ide")], existing=[group("IDE", "OpenFile")])
+
+
+def test_names_that_differ_beyond_case_and_separators_are_accepted():
+    validators = validate_groups(
+        [group("IDE", "get_weather_2", "get_weathers", "weather_get")], server_tools={"get_weather"}
+    )
+    assert list(validators) == ["get_weather_2", "get_weathers", "weather_get"]
+
+
 def test_group_container_shadowing_a_server_tool_is_refused():
     with pytest.raises(RegistrationError, match="the container 'search' shadows the server tool 'search'") as caught:
         validate_groups([group("search", "Find")], server_tools={"search"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import tracemalloc
 from typing import Any
 
 import msgpack
@@ -93,6 +94,54 @@ def test_a_million_empty_maps_split_into_short_arrays_are_refused_by_the_contain
     assert len(data) < MIB
     error = _refused(data)
     assert error.code == ErrorCode.LIMIT_EXCEEDED and "too many maps and arrays" in error.message
+
+
+def _small_arrays_of_empty_maps(size: int, per_array: int) -> bytes:
+    """A UserMessage frame of about `size` bytes: arrays of `per_array` empty maps, in chunks
+    short enough for `max_array_len`."""
+    count = (size - 100) // (per_array + 1)  # a fixarray header and one byte per empty map
+    arrays = [[{}] * per_array for _ in range(count)]
+    chunks = [arrays[at : at + 50_000] for at in range(0, count, 50_000)]
+    return _user(chunks=chunks)
+
+
+def _peak_decoding(data: bytes) -> int:
+    """Bytes allocated at the peak of decoding `data`, refused or not (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        try:
+            decode(data)
+        except ProtocolError:
+            pass
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("per_array", [1, 2, 15])
+def test_a_1_mib_frame_of_small_arrays_of_empty_maps_takes_under_twice_its_size_to_decode(per_array: int):
+    data = _small_arrays_of_empty_maps(MIB, per_array)
+    assert MIB - 200 < len(data) <= MIB
+    assert _peak_decoding(data) < 2 * len(data)
+
+
+def test_a_frame_whose_containers_take_too_much_memory_is_refused_with_106():
+    error = _refused(_small_arrays_of_empty_maps(MIB, 15))
+    assert error.code == ErrorCode.LIMIT_EXCEEDED and "too many maps and arrays" in error.message
+
+
+def test_the_container_memory_budget_is_configurable():
+    data = _user(items=[{}] * 100)  # 100 maps of 64 bytes and an array of 100 slots: ~7 KiB
+    assert decode(data).type is MessageType.USER_MESSAGE
+    assert _refused(data, Limits(max_container_bytes=4096)).code == ErrorCode.LIMIT_EXCEEDED
+
+
+def test_a_256_kib_tool_result_of_records_is_within_the_container_memory_budget():
+    record = {"name": "Ada Lovelace", "id": 123456, "email": "ada@example.com", "active": True, "score": 1.5}
+    records = [dict(record, id=n) for n in range(3_600)]
+    data = pack({"stanzaId": 1, "type": 7, "body": {"id": "req_1", "success": True, "result": {"value": records}}})
+    assert 240 * 1024 < len(data) <= 256 * 1024
+    assert decode(data).type is MessageType.TOOL_USE_RESULT
 
 
 @pytest.mark.parametrize(

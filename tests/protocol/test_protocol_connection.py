@@ -133,6 +133,38 @@ def test_switching_conversation_on_a_live_connection_is_refused_with_107():
     assert server.receive(client.send(_user(1))).messages[0].message == _user(1)
 
 
+def test_a_frame_naming_another_conversation_is_refused_with_107():
+    _, server = open_pair()
+    received = server.receive(encode(Envelope(1, "thr_other", _user(1))))
+    assert received.messages == () and _codes(received) == [ErrorCode.CONVERSATION_SWITCH_REFUSED]
+    assert not received.close
+
+
+def test_a_frame_naming_another_conversation_is_not_counted_as_seen():
+    client, server = open_pair()
+    server.receive(encode(Envelope(1, "thr_other", _user(99))))
+    assert server.receive(client.send(_user(1))).messages[0].message == _user(1)  # stanza 1 is new
+    assert server.ack() == encode(Envelope(0, CONVERSATION, Acknowledgement(acknowledged_stanza_id=1)))
+
+
+def test_a_dialect_body_naming_another_conversation_is_refused_with_107():
+    _, server = open_pair()
+    frame = pack({"type": 2, "body": {"id": "m1", "conversationId": "thr_other", "content": "hi"}})
+    assert _codes(server.receive(frame)) == [ErrorCode.CONVERSATION_SWITCH_REFUSED]
+
+
+def test_a_frame_naming_no_conversation_is_taken_for_the_connections():
+    _, server = open_pair()
+    [envelope] = server.receive(pack({"stanzaId": 1, "type": 2, "body": {"id": "m1", "content": "hi"}})).messages
+    assert envelope.message == UserMessage(id="m1", content="hi")
+
+
+def test_a_client_refuses_a_server_frame_naming_another_conversation():
+    client, _ = open_pair()
+    received = client.receive(encode(Envelope(-1, "thr_other", _answer(1))))
+    assert received.messages == () and _codes(received) == [ErrorCode.CONVERSATION_SWITCH_REFUSED]
+
+
 def test_a_client_refuses_a_server_that_binds_another_conversation():
     client, server = Connection("client"), Connection("server")
     server.receive(client.hello("thr_a"))

@@ -51,6 +51,13 @@ async def test_create_thread_is_idempotent_and_keeps_the_first_principal(store: 
     assert await store.thread_principal("t1") == "alice"
 
 
+async def test_count_threads_counts_the_threads_a_principal_owns(store: Store) -> None:
+    for thread_id, principal in (("t1", "alice"), ("t2", "bob"), ("t3", "alice"), ("t4", None)):
+        await store.create_thread(thread_id, principal=principal)
+    await store.create_thread("t1", principal="alice")  # not created twice
+    assert [await store.count_threads(who) for who in ("alice", "bob", "carol")] == [2, 1, 0]
+
+
 async def test_unknown_thread_does_not_exist_and_has_no_principal_or_messages(store: Store) -> None:
     await store.create_thread("t1", principal="alice")
     assert not await store.thread_exists("t2")

@@ -12,6 +12,7 @@ ClientHub.request(thread, request)
         FailFast         Error client_disconnected, and the run ends with `ClientDisconnected`
     a response for the request, from the thread's client ──► returned (exactly once)
 ClientHub.deliver(thread, response)   unknown, foreign, repeated or late request id ──► refused, logged
+                                      (a thread's first refusal, then how many more: every 10 s, and at detach)
 ClientHub.claim(thread, request id) … save the response … ClientHub.settle(claim, response)
 ```
 
@@ -57,8 +58,10 @@ __all__ = [
 _log = logging.getLogger("toolwire.client_tools")
 
 DEFAULT_FALLBACK_TEMPLATE: Final = "Client disconnected. Tool '{0}' unavailable."
-_FORGET_LEFT: Final = 3600.0
-"""Seconds after which the hub forgets that a thread's client left (no grace is that long)."""
+REFUSAL_SUMMARY_SECONDS: Final = 10.0
+"""After a thread's first refused response, the hub logs how many more it refused at most this often."""
+_MAX_TALLIES: Final = 1_024
+"""Threads whose refusals the hub counts at once (the oldest count is logged and dropped beyond)."""
 
 
 @runtime_checkable
@@ -197,6 +200,49 @@ class Claim:
         return self.pending.request
 
 
+class _RefusalLog:
+    """The hub's log of refused responses: a thread's first at once, then how many followed.
+
+    A client that sends refused responses again and again (a replay storm, a buggy or hostile
+    client) would otherwise write one line each: thousands a second. The count is logged with
+    the next refusal after `REFUSAL_SUMMARY_SECONDS`, and when the thread's client detaches.
+    """
+
+    __slots__ = ("_tallies",)
+
+    def __init__(self) -> None:
+        self._tallies: dict[str, list[float]] = {}
+        """Thread → [refusals not logged yet, when the last line was written]."""
+
+    def refused(self, thread_id: str, reason: str) -> None:
+        """Count one refusal; log it if it is the thread's first (`reason` says what was refused)."""
+        tally = self._tallies.get(thread_id)
+        now = time.monotonic()
+        if tally is None:
+            if len(self._tallies) >= _MAX_TALLIES:
+                self.flush(next(iter(self._tallies)))
+            self._tallies[thread_id] = [0, now]
+            _log.warning("refused a client response (thread %s): %s; more refusals are counted", thread_id, reason)
+            return
+        tally[0] += 1
+        if now - tally[1] >= REFUSAL_SUMMARY_SECONDS:
+            _log.warning(
+                "refused %d more client responses (thread %s) in %.0f s; the latest: %s",
+                tally[0],
+                thread_id,
+                now - tally[1],
+                reason,
+            )
+            tally[:] = [0, now]
+
+    def flush(self, thread_id: str) -> None:
+        """Log what is still counted for the thread and forget it (its client left)."""
+        tally = self._tallies.pop(thread_id, None)
+        if tally is not None and tally[0]:
+            seconds = time.monotonic() - tally[1]
+            _log.warning("refused %d more client responses (thread %s) in %.0f s", tally[0], thread_id, seconds)
+
+
 class ClientHub:
     """Which client serves each thread, and the requests in flight to it.
 
@@ -212,6 +258,7 @@ class ClientHub:
         self._consenting: set[str] = set()
         self._left: dict[str, float] = {}
         """Threads whose client left, and when (`time.monotonic()`), until one attaches again."""
+        self._refusals = _RefusalLog()
 
     def channel(self, thread_id: str) -> ClientChannel | None:
         """The client attached to the thread now, if any."""
@@ -238,15 +285,12 @@ class ClientHub:
         if self._channels.get(thread_id) is channel:
             del self._channels[thread_id]
             self._consenting.discard(thread_id)
-            now = time.monotonic()
-            for thread, left in list(self._left.items()):  # threads long gone: forgotten
-                if now - left > _FORGET_LEFT:
-                    del self._left[thread]
-            self._left[thread_id] = now
+            self._left[thread_id] = time.monotonic()
         for pending in self._pending.values():
             if pending.thread_id == thread_id and pending.channel is channel and pending.response is None:
                 pending.channel = None
                 pending.changed.set()  # (a call whose answer is being saved waits for it all the same)
+        self._refusals.flush(thread_id)
 
     def pending(self, thread_id: str) -> list[ClientToolRequest]:
         """The thread's requests a call still waits for (for re-delivery after a resume)."""
@@ -295,6 +339,10 @@ class ClientHub:
         if not pending.waiting and self._pending.get(claim.request_id) is pending:
             del self._pending[claim.request_id]
 
+    def ended(self, thread_id: str) -> None:
+        """The thread's run ended: forget that its client left (nothing waits for it to return)."""
+        self._left.pop(thread_id, None)
+
     def forget(self, request_id: str) -> None:
         """The call of `request_id` is settled: an answer from now on is refused (and kept nowhere)."""
         pending = self._pending.get(request_id)
@@ -305,13 +353,13 @@ class ClientHub:
         """The request a call still waits for, with no response yet; None (logged) otherwise."""
         pending = self._pending.get(request_id)
         if pending is None:
-            _log.warning("refused a client response for unknown request id %.80r (thread %s)", request_id, thread_id)
+            self._refusals.refused(thread_id, f"unknown request id {request_id!r:.80}")
             return None
         if pending.thread_id != thread_id:
-            _log.warning("refused a client response from thread %s for a request of another thread", thread_id)
+            self._refusals.refused(thread_id, "a response for a request of another thread")
             return None
         if pending.response is not None or pending.claimed or not pending.waiting:
-            _log.warning("refused a second or late response for request %s (thread %s)", request_id, thread_id)
+            self._refusals.refused(thread_id, f"a second or late response for request {request_id!r:.80}")
             return None
         return pending
 
@@ -414,8 +462,13 @@ class ClientHub:
         if thread_id in self._channels:
             return
         event = self._attached.setdefault(thread_id, anyio.Event())
-        with anyio.move_on_after(seconds if math.isfinite(seconds) else math.inf):
-            await event.wait()
+        try:
+            with anyio.move_on_after(seconds if math.isfinite(seconds) else math.inf):
+                await event.wait()
+        finally:
+            # Nobody waits any more: a thread whose client never comes back keeps no event here.
+            if self._attached.get(thread_id) is event and not event.statistics().tasks_waiting:
+                del self._attached[thread_id]
 
     def client_consent(self, thread_id: str) -> ConsentHandler | None:
         """Asks the person at the thread's client; None when its client cannot answer consent prompts.

@@ -2,7 +2,8 @@
 
 Every model builds from Python keywords or from the camelCase JSON (or MessagePack) a client
 sends, and enforces the basic shape limits below; unknown fields are refused, so a typo such as
-`requiresPermision` never goes unnoticed.
+`requiresPermision` never goes unnoticed, and flags must be booleans (`"yes"`, `"false"` or 1
+are refused rather than read as true or false).
 
 ```python
 group = ClientToolGroup.from_dict({"name": "IDE", "tools": [{"name": "OpenFile"}]})
@@ -24,7 +25,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Final, Literal, Self, TypeAlias, cast
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_serializer
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_serializer,
+)
 from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails
 
@@ -220,8 +230,8 @@ class ClientTool(_Definition):
     """What the tool does, for the model."""
     parameters_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
     """JSON Schema of the arguments; checked by `check_parameters_schema` when registered."""
-    requires_permission: bool = False
-    """Every call asks the user for consent first."""
+    requires_permission: StrictBool = False
+    """Every call asks the user for consent first (a JSON boolean: `"yes"` or 1 is refused)."""
 
 
 class ClientSkill(_Definition):
@@ -256,7 +266,7 @@ class ClientToolGroup(_Definition):
     """Appended once to the generated "<group> expanded" message."""
     system_prompt: Instructions = None
     """Added to the system prompt on every turn while the group is expanded."""
-    start_collapsed: bool = True
+    start_collapsed: StrictBool = True
     """Offer the group as one container until the model expands it."""
 
 
@@ -349,12 +359,12 @@ class ClientToolResponse(_WireModel):
     request_id: str
     """The `request_id` of the request this answers."""
     content: tuple[Content, ...] = ()
-    success: bool = True
+    success: StrictBool = True
     error_message: str | None = None
     """Why the tool failed, for the model; used when `success` is false."""
-    terminal: bool = False
+    terminal: StrictBool = False
     """The run ends after this call's batch (a client tool can finish the task)."""
-    needs_followup: bool | None = None
+    needs_followup: StrictBool | None = None
     """Whether the model should react to this result (default: on failures)."""
     message: str | None = None
     """Text for the user, kept with the result."""

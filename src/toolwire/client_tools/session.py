@@ -371,6 +371,7 @@ class ClientSession:
         for request_id in self._asked.values():
             self.hub.forget(request_id)
         self._asked.clear()
+        self.hub.ended(self.thread_id)
 
     def _changed(self) -> None:
         self._toolbox = self._definitions = None

@@ -25,6 +25,7 @@ from typing import Any, Final, NoReturn, cast
 import jsonschema_rs
 
 from ..errors import RegistrationError
+from ..modes import normalize_tool_name
 from .definitions import ClientToolGroup, container_name
 from .patterns import SchemaProblem, check_pattern
 from .patterns import preview as _preview
@@ -38,6 +39,7 @@ _KNOWN_DRAFTS: Final = frozenset(
 )
 _SCHEME: Final = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _LOCAL_SCHEMES: Final = frozenset({"urn", "tag"})
+_UNDERSCORES: Final = re.compile(r"_+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +165,9 @@ def validate_groups(
 
     A group of `groups` whose name is in `existing` replaces that group, as clients re-register
     their groups on every run. Every name the model could see must be unique: tool names, and
-    the containers of groups and skills (`container_name`), none of them a server tool. Skill
+    the containers of groups and skills (`container_name`), none of them a server tool; names
+    that differ only in case or separators (`Get_Weather`, `get-weather`, `getWeather` and
+    `get_weather`) are the same name. Skill
     references must name tools of their own group. Nothing is mutated: apply the groups only
     when this returns.
 
@@ -193,16 +197,23 @@ def validate_groups(
         raise RegistrationError(
             f"a thread holds at most {max_groups} client tool groups ({len(kept)} kept + {len(incoming)} new)"
         )
-    owners = dict.fromkeys(server_tools, "")
+    # Each name the model sees, by its normalised form: (the name, what it is; "" for a server tool).
+    owners: dict[str, tuple[str, str]] = {}
+    for name in server_tools:
+        owners.setdefault(_same_name(name), (name, ""))
     for group in kept:
         for name, what, _ in _offered_names(group):
-            owners.setdefault(name, f"{what} of group '{group.name}'")
+            owners.setdefault(_same_name(name), (name, f"{what} of group '{group.name}'"))
     for group in incoming.values():
         for name, what, tool in _offered_names(group):
-            if (owner := owners.get(name)) is not None:
-                clash = f"has the same name as {owner}" if owner else f"shadows the server tool '{name}'"
+            key = _same_name(name)
+            if (owner := owners.get(key)) is not None:
+                taken, by = owner
+                clash = f"has the same name as {by}" if by else f"shadows the server tool '{taken}'"
+                if taken != name:
+                    clash += f" (both read as '{key}': names differing only in case or separators collide)"
                 raise RegistrationError(f"{what} {clash}", group=group.name, tool=tool)
-            owners[name] = f"{what} of group '{group.name}'"
+            owners[key] = (name, f"{what} of group '{group.name}'")
         tools = {tool.name for tool in group.tools}
         for skill in group.skills:
             for reference in skill.references:
@@ -224,6 +235,15 @@ def validate_groups(
             except SchemaProblem as exc:
                 raise RegistrationError(f"parametersSchema refused: {exc}", group=group.name, tool=tool.name) from None
     return validators
+
+
+def _same_name(name: str) -> str:
+    """The form two names share when a model could take one for the other.
+
+    `modes.normalize_tool_name` (`GetWeather`, `get-weather`, `Get_Weather` -> `get_weather`),
+    with runs of `_` made one and leading or trailing ones dropped.
+    """
+    return _UNDERSCORES.sub("_", normalize_tool_name(name)).strip("_")
 
 
 def _offered_names(group: ClientToolGroup) -> Iterator[tuple[str, str, str | None]]:

@@ -1,8 +1,9 @@
 """MessagePack with limits: `encode(envelope) -> bytes` and `decode(data) -> Envelope`.
 
-`decode` reads a frame from a peer that may be hostile: every length, the number of containers
-and the nesting depth are bounded before anything large is built (a 0.95 MiB frame of a million
-empty maps would otherwise become ~70 MiB of Python objects), map keys must be unique strings,
+`decode` reads a frame from a peer that may be hostile: every length, the number of containers,
+the memory they take once built and the nesting depth are bounded before anything large is built
+(a 0.95 MiB frame of a million empty maps would otherwise become ~70 MiB of Python objects, and
+one of short arrays of empty maps 4.5 MiB within the container count), map keys must be unique strings,
 extension types and trailing bytes are refused, and every failure is a `ProtocolError` with
 the code of `errors.ErrorCode`, never another exception.
 
@@ -16,6 +17,7 @@ body unread, so that a connection can drop a duplicate stanza before reading its
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, NoReturn, cast
@@ -51,12 +53,17 @@ class Limits:
     """Pairs in one map."""
     max_containers: int = 65_536
     """Maps and arrays in the whole frame: bounds the Python objects a small frame can become."""
+    max_container_bytes: int = 3 * MiB // 2
+    """Memory the frame's maps and arrays take once built (`sys.getsizeof` of each: an empty map
+    is 64 bytes for its one byte on the wire, an array 56 plus 8 per item), counted as they are
+    built: decoding the worst 1 MiB frame stays under 2 MiB of containers."""
     max_depth: int = 32
     """Nesting of maps and arrays, the envelope being depth 1."""
 
 
 DEFAULT_LIMITS: Final = Limits()
-"""The defaults of RELIABILITY's table: 1 MiB frames, depth 32, 65,536 items and containers."""
+"""The defaults of RELIABILITY's table: 1 MiB frames, depth 32, 65,536 items and containers, whose
+memory is at most 1.5 MiB."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,12 +154,17 @@ _UNDEFINED: Final = (0, b"\x00")
 
 
 class _Budget:
-    """Counts containers while msgpack builds them, checks each map's keys, and places `undefined`."""
+    """Counts containers and their memory while msgpack builds them; checks keys, places `undefined`.
 
-    __slots__ = ("absent", "left")
+    Each container is charged as soon as it is built, before its parent is: a frame over budget
+    is refused having built at most the budget and one container more.
+    """
 
-    def __init__(self, containers: int) -> None:
+    __slots__ = ("absent", "bytes_left", "left")
+
+    def __init__(self, containers: int, container_bytes: int) -> None:
         self.left = containers
+        self.bytes_left = container_bytes
         self.absent = 0
         """`undefined` values read and not yet dropped from their map (or turned nil in an array)."""
 
@@ -163,14 +175,15 @@ class _Budget:
         self.absent += 1
         return _ABSENT
 
-    def _spend(self) -> None:
+    def _spend(self, container: dict[str, Any] | list[Any]) -> None:
         self.left -= 1
-        if self.left < 0:
+        self.bytes_left -= sys.getsizeof(container)
+        if self.left < 0 or self.bytes_left < 0:
             _refuse(ErrorCode.LIMIT_EXCEEDED, "too many maps and arrays in one frame")
 
     def map(self, pairs: list[tuple[Any, Any]]) -> dict[str, Any]:
-        self._spend()
         built = dict(pairs)
+        self._spend(built)
         if len(built) != len(pairs):
             _refuse(ErrorCode.MALFORMED_FRAME, "a map repeats a key")
         if bytes in map(type, built):  # `strict_map_key` lets only str and bytes keys through
@@ -182,7 +195,7 @@ class _Budget:
         return built
 
     def array(self, items: list[Any]) -> list[Any]:
-        self._spend()
+        self._spend(items)
         if self.absent:  # no key to leave out: nil, as JSON writes `undefined` in an array
             for index, item in enumerate(items):
                 if item is _ABSENT:
@@ -193,7 +206,7 @@ class _Budget:
 
 def _unpack(data: bytes, limits: Limits) -> tuple[Any, int]:
     """The frame's value and how many maps and arrays it holds."""
-    budget = _Budget(limits.max_containers)
+    budget = _Budget(limits.max_containers, limits.max_container_bytes)
     try:
         root = _unpackb(
             data,

@@ -25,6 +25,9 @@ Rules (docs/protocol.md, "Sequencing, acknowledgements and resume"):
   Acknowledgement is written. A peer without the feature gets Acknowledgement messages as before.
   As for `ack()`, the I/O layer sends only after acting on what `receive()` returned; a server
   persists its state before writing the frames it numbered.
+- A frame naming another conversation than the connection's (its envelope's `conversationId`, or
+  a dialect's body's) is refused with a recoverable 107 and not counted as seen; a frame naming
+  none is taken for the connection's.
 - Handshake: the client's first frame is a Configuration (`hello()`); the server surfaces it, and
   its I/O layer decides ownership and storage, then calls `accept()` (the server's Configuration,
   followed by the replay) or `refuse()`. The client replays its own outbox on the server's answer.
@@ -44,7 +47,7 @@ from ..errors import UsageError
 from .codec import DEFAULT_LIMITS, Frame, Limits, encode, read_frame
 from .conversation import Acknowledgement, Configuration, ErrorMessage
 from .errors import ErrorCode, ProtocolError
-from .messages import Envelope, Message, ToolUseResult
+from .messages import CONVERSATION_IN_BODY, Envelope, Message, ToolUseResult
 from .sequencing import Role, Sequencer, Sequencing
 from .wire import MessageType
 
@@ -320,6 +323,11 @@ class Connection:
             return Received(replies=(*replies, self._error_frame(error)), close=not error.recoverable, errors=(error,))
 
     def _open(self, frame: Frame, replies: list[bytes]) -> Received:
+        bound = self._seq.conversation_id
+        if (named := _named_conversation(frame)) and named != bound and frame.type != MessageType.CONFIGURATION:
+            # Another conversation's stanza: its number means nothing here, so it is not seen.
+            message = f"this connection is bound to conversation {bound!r}, not {named[:80]!r}; open a new one"
+            raise ProtocolError(ErrorCode.CONVERSATION_SWITCH_REFUSED, message, None, frame.stanza_id or None)
         numbered = frame.stanza_id != 0 and frame.type not in _UNNUMBERED
         if numbered:
             if frame.stanza_id * self._sign > 0:
@@ -420,3 +428,11 @@ class Connection:
     def _error_frame(self, error: ProtocolError) -> bytes:
         body = ErrorMessage.from_error(error, id=self._new_id())
         return encode(Envelope(0, self._seq.conversation_id or "", body))
+
+
+def _named_conversation(frame: Frame) -> str:
+    """The conversation a frame names: its envelope's, else (a dialect's) its body's; "" for none."""
+    if frame.conversation_id:
+        return frame.conversation_id
+    in_body = frame.body.get("conversationId") if frame.type in CONVERSATION_IN_BODY else None
+    return in_body if isinstance(in_body, str) else ""

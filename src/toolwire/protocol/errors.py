@@ -12,10 +12,12 @@ the published protocol (100–199 format and protocol, 200–299 conversation, 3
 | 103 | `HANDSHAKE_REQUIRED` | no | a message before the Configuration handshake |
 | 104 | `FRAME_TOO_LARGE` | yes | the frame is longer than `Limits.max_frame_bytes` |
 | 105 | `INVALID_MESSAGE` | yes | the envelope or a body field is missing or has the wrong type or value |
-| 106 | `LIMIT_EXCEEDED` | yes | a string, binary, array or map is too long, too many containers, or too deep |
-| 107 | `CONVERSATION_SWITCH_REFUSED` | yes | a second Configuration on a live connection |
+| 106 | `LIMIT_EXCEEDED` | yes | a string, binary, array or map too long, too many (or too big) containers, too deep |
+| 107 | `CONVERSATION_SWITCH_REFUSED` | yes | a second Configuration, or a frame of another conversation |
+| 108 | `TOO_MANY_REFUSALS` | no | the connection had more frames refused than the server allows |
 | 201 | `CONVERSATION_NOT_FOUND` | no | the conversation to resume does not exist |
 | 202 | `CONVERSATION_FORBIDDEN` | no | the conversation belongs to another principal |
+| 203 | `CONVERSATION_LIMIT` | no | the principal has as many conversations as the server allows |
 | 301 | `TOOL_NOT_FOUND` | yes | a request names a tool the receiver does not know |
 | 302 | `RESULT_REFUSED` | yes | a ToolUseResult for an unknown, foreign or already answered request id |
 | 304 | `TOOL_TIMEOUT` | yes | a tool did not answer in time |
@@ -50,11 +52,16 @@ class ErrorCode(IntEnum):
     LIMIT_EXCEEDED = 106
     """A length, count or depth limit of `Limits` was exceeded."""
     CONVERSATION_SWITCH_REFUSED = 107
-    """A live connection stays on its conversation; open a new connection for another one."""
+    """A live connection stays on its conversation (a frame naming another is dropped); open a new
+    connection for another one."""
+    TOO_MANY_REFUSALS = 108
+    """The server refused more of the connection's frames than it allows, and closes it."""
     CONVERSATION_NOT_FOUND = 201
     """The conversation to resume does not exist (any more)."""
     CONVERSATION_FORBIDDEN = 202
     """The conversation belongs to another principal."""
+    CONVERSATION_LIMIT = 203
+    """The principal owns as many conversations as the server allows; resume one of them instead."""
     TOOL_NOT_FOUND = 301
     """The named tool is not registered."""
     RESULT_REFUSED = 302
@@ -81,8 +88,10 @@ class Severity(IntEnum):
 _NOT_RECOVERABLE: Final = frozenset(
     (
         ErrorCode.HANDSHAKE_REQUIRED,
+        ErrorCode.TOO_MANY_REFUSALS,
         ErrorCode.CONVERSATION_NOT_FOUND,
         ErrorCode.CONVERSATION_FORBIDDEN,
+        ErrorCode.CONVERSATION_LIMIT,
         ErrorCode.UNAUTHENTICATED,
         ErrorCode.FORBIDDEN,
     )

@@ -13,8 +13,9 @@ if TYPE_CHECKING:
     from .app import ToolwireServer as ToolwireServer
     from .app import create_app as create_app
     from .auth import TokenAuth as TokenAuth
+    from .refusals import RefusalLimit as RefusalLimit
 
-__all__ = ["TokenAuth", "ToolwireServer", "create_app"]
+__all__ = ["RefusalLimit", "TokenAuth", "ToolwireServer", "create_app"]
 
 
 def __getattr__(name: str) -> Any:
@@ -22,6 +23,10 @@ def __getattr__(name: str) -> Any:
         from .auth import TokenAuth
 
         return TokenAuth
+    if name == "RefusalLimit":
+        from .refusals import RefusalLimit
+
+        return RefusalLimit
     if name in ("create_app", "ToolwireServer"):
         import_extra("starlette", "server")
         from . import app

@@ -12,8 +12,9 @@ GET /ws         (no upgrade) 204 when the token would be accepted, 401 when not,
 
 One WebSocket connection serves one conversation. Before anything else the connection must present
 a valid token and, from a browser, an allowed `Origin`; otherwise the upgrade is refused (HTTP 403)
-and no state is created. The first frame is the client's Configuration: a new conversation, or one
-the same principal created (to resume it; what the client missed is replayed).
+and no state is created. The first frame is the client's Configuration: a new conversation (unless
+its principal owns `max_conversations` already: ErrorMessage 203), or one the same principal
+created (to resume it; what the client missed is replayed).
 """
 
 from __future__ import annotations
@@ -52,10 +53,12 @@ from ..protocol import (
     Sequencing,
     ToolUseResult,
     UserMessage,
+    encode,
 )
 from ..store import CallState, Store
 from .auth import TokenAuth, redact
 from .conversation import ServerConversation
+from .refusals import DEFAULT_REFUSAL_LIMIT, ConnectionRefusals, RefusalLimit, Refusals
 
 if TYPE_CHECKING:
     pass
@@ -71,6 +74,8 @@ HANDSHAKE_TIMEOUT = 10.0
 FEATURES = ("clientTools", "consent", "runStatus", "resume", WHOLE_ANSWERS)
 ACK_DELAY = 0.2
 """Seconds the server waits before acknowledging a client's stanzas (sooner once `ACK_SOON` wait)."""
+MAX_CONVERSATIONS = 1_000
+"""Conversations one principal may own, by default (`create_app(max_conversations=...)`)."""
 ACK_SOON = 16
 """Client stanzas waiting for an Acknowledgement that make the server write one at once (half
 `Connection.ack_every`, so that `receive()` never has to, ahead of the frame it reads)."""
@@ -83,6 +88,8 @@ def create_app(
     store: Store | None = None,
     allowed_origins: Sequence[str] = (),
     limits: Limits = DEFAULT_LIMITS,
+    max_conversations: int | None = MAX_CONVERSATIONS,
+    refusal_limit: RefusalLimit = DEFAULT_REFUSAL_LIMIT,
 ) -> Starlette:
     """Build the ASGI app serving `agent` over the WebSocket protocol.
 
@@ -94,13 +101,25 @@ def create_app(
         allowed_origins: Browser origins allowed to connect (e.g. `http://127.0.0.1:8765`);
             connections without an `Origin` header (not browsers) are not affected.
         limits: What a frame may contain.
+        max_conversations: Conversations one principal may own; a handshake asking for a new one
+            beyond it is refused (ErrorMessage 203). None: no cap.
+        refusal_limit: How many refused frames a principal's connections may cause (a token
+            bucket they share); past it the connection is closed, and new ones are refused, with
+            ErrorMessage 108 and close code 1008.
 
     Raises:
-        UsageError: `store` is not the agent's store.
+        UsageError: `store` is not the agent's store, or `max_conversations` is not positive.
     """
     if store is not None and store is not agent.store:
         raise UsageError("create the Agent with store=...: the server and the agent must share one store")
-    server = ToolwireServer(agent, auth=auth, allowed_origins=allowed_origins, limits=limits)
+    server = ToolwireServer(
+        agent,
+        auth=auth,
+        allowed_origins=allowed_origins,
+        limits=limits,
+        max_conversations=max_conversations,
+        refusal_limit=refusal_limit,
+    )
     routes = [
         Route("/healthz", server.health),
         Route("/readyz", server.ready),
@@ -118,12 +137,25 @@ class ToolwireServer:
     """The conversations a server process holds, and the WebSocket endpoint that serves them."""
 
     def __init__(
-        self, agent: Agent, *, auth: TokenAuth, allowed_origins: Sequence[str] = (), limits: Limits = DEFAULT_LIMITS
+        self,
+        agent: Agent,
+        *,
+        auth: TokenAuth,
+        allowed_origins: Sequence[str] = (),
+        limits: Limits = DEFAULT_LIMITS,
+        max_conversations: int | None = MAX_CONVERSATIONS,
+        refusal_limit: RefusalLimit = DEFAULT_REFUSAL_LIMIT,
     ) -> None:
+        if max_conversations is not None and max_conversations < 1:
+            raise UsageError(f"max_conversations must be a positive number (or None: no cap), not {max_conversations}")
         self.agent = agent
         self.auth = auth
         self.allowed_origins = frozenset(origin.rstrip("/") for origin in allowed_origins)
         self.limits = limits
+        self.max_conversations = max_conversations
+        """Conversations one principal may own (None: no cap)."""
+        self.refusals = Refusals(refusal_limit)
+        """Each principal's allowance of refused frames, and their log."""
         self.conversations: dict[str, ServerConversation] = {}
         self._opening = anyio.Lock()
         self.stopping = False
@@ -137,6 +169,7 @@ class ToolwireServer:
         are not read (not acknowledged either): the clients send them again to the next process.
         """
         self.stopping = True
+        self.refusals.flush()
         conversations = list(self.conversations.values())
         for conversation in conversations:
             conversation.park()
@@ -208,10 +241,11 @@ class ToolwireServer:
         async with anyio.create_task_group() as runs:  # runs outlive the socket; wait for them
             await conversation.attach(connection, write)
             acks = _Acknowledger(conversation, runs)
+            refusals = self.refusals.connection(principal, conversation.thread_id)
             try:
                 if not self.stopping and await self.agent.unfinished(conversation.thread_id):
                     conversation.start(runs, None)
-                await self._serve(websocket, connection, conversation, runs, acks)
+                await self._serve(websocket, connection, conversation, runs, acks, refusals)
             finally:
                 acks.stop()
                 conversation.detach(write)
@@ -253,6 +287,11 @@ class ToolwireServer:
         if received.close or hello is None:
             await _close(websocket, 1002)
             return None
+        if not self.refusals.admits(principal):  # its refusals used up its allowance: before anything is loaded
+            message = f"too many refused frames ({self.refusals.limit.describe()}): try again later"
+            await websocket.send_bytes(connection.refuse(ErrorCode.TOO_MANY_REFUSALS, message))
+            await _close(websocket, 1008)
+            return None
         async with self._opening:  # one conversation object per thread, even for racing connections
             requested = hello.conversation_id
             if requested:
@@ -263,6 +302,10 @@ class ToolwireServer:
                     return None
                 conversation = await self._conversation(requested, principal)
             else:
+                if (refusal := await self._check_room(principal)) is not None:
+                    await websocket.send_bytes(connection.refuse(*refusal))
+                    await _close(websocket, 1008)
+                    return None
                 thread_id = "conv_" + secrets.token_hex(16)
                 await self.agent.store.create_thread(thread_id, principal=principal)
                 conversation = self.conversations[thread_id] = ServerConversation(
@@ -286,6 +329,15 @@ class ToolwireServer:
         if await store.thread_principal(thread_id) != principal:
             return ErrorCode.CONVERSATION_FORBIDDEN, "this conversation belongs to someone else"
         return None
+
+    async def _check_room(self, principal: str) -> tuple[int, str] | None:
+        """Refuse a new conversation to a principal that owns `max_conversations` already."""
+        cap = self.max_conversations
+        if cap is None or await self.agent.store.count_threads(principal) < cap:
+            return None
+        _log.warning("refused a new conversation to principal %.80s: it has %d, the most allowed", principal, cap)
+        message = f"you have {cap} conversations, the most this server allows: resume one of them (its conversationId)"
+        return ErrorCode.CONVERSATION_LIMIT, message
 
     async def _conversation(self, thread_id: str, principal: str) -> ServerConversation:
         if (conversation := self.conversations.get(thread_id)) is not None:
@@ -312,6 +364,7 @@ class ToolwireServer:
         conversation: ServerConversation,
         runs: TaskGroup,
         acks: _Acknowledger,
+        refusals: ConnectionRefusals,
     ) -> None:
         while (data := await _receive_bytes(websocket)) is not None and not self.stopping:
             # `receive()` acknowledges by itself once `ack_every` stanzas of earlier frames wait:
@@ -320,14 +373,16 @@ class ToolwireServer:
             received, refused = await conversation.receive(data)
             for reply in received.replies:
                 await conversation.write_raw(reply)
+            for error in received.errors:  # answered by the replies above
+                refusals.refused(error.code, error.message)
             for envelope in refused:
                 assert isinstance(envelope.message, ToolUseResult)
                 if envelope.message.problem is not None:
                     continue  # an unreadable result: its 105 (in `replies`) is its one ErrorMessage
-                message = f"no open request {envelope.message.id!r} in this conversation"
-                await self._error(conversation, envelope, message, ErrorCode.RESULT_REFUSED)
+                message = f"no open request {envelope.message.id!r:.80} in this conversation"
+                await self._error(conversation, envelope, message, refusals, ErrorCode.RESULT_REFUSED)
             for envelope in received.messages:
-                await self._act(envelope, conversation, runs)
+                await self._act(envelope, conversation, runs, refusals)
             if received.messages or received.errors:  # a stanza was seen: persist it now, acknowledge it late
                 # Let the tasks these messages woke (a run given its client tool result) go first:
                 # if they send, the state they save covers this frame too, and `save()` skips it.
@@ -345,16 +400,25 @@ class ToolwireServer:
                 await conversation.acknowledge()
                 await _close(websocket, 1002)
                 return
+            if refusals.exceeded:  # what it sent is saved; nothing more is read
+                message = f"too many refused frames ({self.refusals.limit.describe()}): closing the connection"
+                await conversation.write_raw(connection.refuse(ErrorCode.TOO_MANY_REFUSALS, message))
+                await _close(websocket, 1008)
+                return
 
-    async def _act(self, envelope: Envelope, conversation: ServerConversation, runs: TaskGroup) -> None:
+    async def _act(
+        self, envelope: Envelope, conversation: ServerConversation, runs: TaskGroup, refusals: ConnectionRefusals
+    ) -> None:
         match envelope.message:
             case UserMessage(id=message_id, content=content):
                 if not conversation.start(runs, content, message_id):
-                    await self._error(conversation, envelope, "a run is in progress: wait for it, or send ControlStop")
+                    message = "a run is in progress: wait for it, or send ControlStop"
+                    await self._error(conversation, envelope, message, refusals)
             case RegisterTools() as registration:
                 # In the background: it waits for the thread's run to end, and reading must go on.
                 if conversation.registering:
-                    await self._error(conversation, envelope, "a registration is in progress: wait for its result")
+                    message = "a registration is in progress: wait for its result"
+                    await self._error(conversation, envelope, message, refusals)
                 else:
                     conversation.registering = True
                     runs.start_soon(self._register, conversation, registration)
@@ -362,7 +426,7 @@ class ToolwireServer:
                 pass  # taken (or refused) by `conversation.receive`
             case ConsentAnswer() as answer:
                 if not conversation.consent_answered(answer):
-                    await self._error(conversation, envelope, f"no open consent request {answer.id!r}")
+                    await self._error(conversation, envelope, f"no open consent request {answer.id!r:.80}", refusals)
             case ControlStop():
                 conversation.stop()
             case ErrorMessage(code=code, message=message):
@@ -370,7 +434,7 @@ class ToolwireServer:
                     "conversation %s: the client reported error %s: %.200s", conversation.thread_id, code, message
                 )
             case other:
-                await self._error(conversation, envelope, f"a client does not send {type(other).__name__}")
+                await self._error(conversation, envelope, f"a client does not send {type(other).__name__}", refusals)
 
     async def _register(self, conversation: ServerConversation, registration: RegisterTools) -> None:
         groups, expanded = list(registration.groups), registration.expanded_containers
@@ -384,8 +448,19 @@ class ToolwireServer:
             await conversation.send(RegisterToolsResult(ok=True))
 
     async def _error(
-        self, conversation: ServerConversation, envelope: Envelope, message: str, code: int = ErrorCode.INVALID_MESSAGE
+        self,
+        conversation: ServerConversation,
+        envelope: Envelope,
+        message: str,
+        refusals: ConnectionRefusals,
+        code: int = ErrorCode.INVALID_MESSAGE,
     ) -> None:
+        """Refuse a client's message: a recoverable ErrorMessage, counted against its principal.
+
+        Like the protocol's own refusals, it is about one frame of this connection: not numbered,
+        so it is not kept, persisted or replayed (a flood of refusals grows no outbox).
+        """
+        refusals.refused(code, message)
         error = ErrorMessage(
             id="err_" + secrets.token_hex(8),
             code=code,
@@ -394,7 +469,7 @@ class ToolwireServer:
             recoverable=True,
             originating_id=envelope.stanza_id,
         )
-        await conversation.send(error)
+        await conversation.write_raw(encode(Envelope(0, conversation.thread_id, error)))
 
 
 class _Acknowledger:

@@ -66,6 +66,12 @@ class ServeOptions:
     token: str | None = None
     tokens_file: Path | None = None
     allowed_origins: list[str] = field(default_factory=list[str])
+    max_conversations: int = 1_000
+    """Conversations one principal may own (`create_app(max_conversations=...)`)."""
+    refusal_burst: int = 100
+    """Refused frames a principal's connections may cause at once (`RefusalLimit.burst`)."""
+    refusal_rate: float = 10.0
+    """Refused frames a principal's connections may cause per second after that (`RefusalLimit.per_second`)."""
 
 
 def load_agent(spec: str | None, store: Store, model: str | None, *, log_dir: Path | None = None) -> Agent:
@@ -196,6 +202,7 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
     from ..store.lock import DataDirLock
     from ..store.sqlite import SqliteStore
     from .app import create_app
+    from .refusals import RefusalLimit
     from .shutdown import GracefulServer
 
     lock = DataDirLock(options.data_dir)  # one server per data directory (released at exit, kill -9 too)
@@ -206,7 +213,13 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         if agent.store is not store:
             raise UsageError(f"--app {options.app}: create the Agent with the store it is given (a 'store' parameter)")
         auth, printed = _auth(options, out)
-        app = create_app(agent, auth=auth, allowed_origins=options.allowed_origins)
+        app = create_app(
+            agent,
+            auth=auth,
+            allowed_origins=options.allowed_origins,
+            max_conversations=options.max_conversations,
+            refusal_limit=RefusalLimit(burst=options.refusal_burst, per_second=options.refusal_rate),
+        )
     except BaseException:
         anyio.run(store.aclose)
         lock.release()

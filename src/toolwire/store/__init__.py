@@ -139,6 +139,10 @@ class Store(ApprovalStore, Protocol):
         """Tell whether the thread exists."""
         ...
 
+    async def count_threads(self, principal: str) -> int:
+        """Return how many threads `principal` owns (a server caps new conversations with it)."""
+        ...
+
     async def load_messages(self, thread_id: str) -> list[Message]:
         """Return the thread's transcript, oldest first (empty for a new thread)."""
         ...

@@ -52,6 +52,10 @@ class MemoryStore(MemoryApprovalStore):
         """Tell whether the thread exists."""
         return thread_id in self._principals
 
+    async def count_threads(self, principal: str) -> int:
+        """Return how many threads `principal` owns."""
+        return sum(1 for owner in self._principals.values() if owner == principal)
+
     async def load_messages(self, thread_id: str) -> list[Message]:
         """Return a copy of the thread's transcript."""
         return list(self._messages.get(thread_id, ()))
