@@ -28,15 +28,19 @@ export const ErrorCode = {
   INVALID_MESSAGE: 105,
   /** A length, count or depth limit of `Limits` was exceeded. */
   LIMIT_EXCEEDED: 106,
-  /** A live connection stays on its conversation. */
+  /** A live connection stays on its conversation (or a frame named another conversation). */
   CONVERSATION_SWITCH_REFUSED: 107,
+  /** The server refused too many frames of this principal's connections; it closes the connection. */
+  TOO_MANY_REFUSALS: 108,
   /** The conversation to resume does not exist (any more). */
   CONVERSATION_NOT_FOUND: 201,
   /** The conversation belongs to another principal. */
   CONVERSATION_FORBIDDEN: 202,
+  /** The principal has as many conversations as the server allows. */
+  CONVERSATION_LIMIT: 203,
   /** The named tool is not registered. */
   TOOL_NOT_FOUND: 301,
-  /** A ToolUseResult names an unknown, foreign or already answered request id. */
+  /** A ToolUseResult the server does not take: unknown, foreign, answered, or its call was settled without it. */
   RESULT_REFUSED: 302,
   /** A tool did not answer within its deadline. */
   TOOL_TIMEOUT: 304,
