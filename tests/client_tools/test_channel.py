@@ -333,3 +333,24 @@ async def test_threads_whose_client_never_comes_back_leave_nothing_behind() -> N
     gc.collect()
     grown = sys.getallocatedblocks() - before
     assert grown < 300  # an event kept per thread is 6 blocks: 6,000 more
+
+
+async def test_a_response_settled_just_before_the_interruption_reaches_the_call_is_taken() -> None:
+    hub, channel = ClientHub(), Recorder()
+    hub.attach("t1", channel)
+    outcome: list[Any] = []
+    asking: list[anyio.CancelScope] = []
+
+    async def ask() -> None:
+        with anyio.CancelScope() as scope:
+            asking.append(scope)
+            outcome.append(await hub.request("t1", request()))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await channel.arrived.wait()
+        claim = hub.claim("t1", "req_1")
+        assert claim is not None
+        hub.settle(claim, response())  # saved and handed over ...
+        asking[0].cancel()  # ... and the deadline fires before the call has run again
+    assert outcome == [response()]  # the answer was decided first: the call takes it

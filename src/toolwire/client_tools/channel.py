@@ -411,13 +411,15 @@ class ClientHub:
                 if pending.response is not None:  # delivered meanwhile (a result replayed on reconnect)
                     return pending.response
         except BaseException:
-            if pending.claimed:  # an answer is being saved: it was decided before this interruption
+            # An answer taken (or being saved) before this interruption reached the call was
+            # decided first: the call returns it, whatever interrupted it (a deadline, a stop).
+            if pending.claimed:
                 with anyio.CancelScope(shield=True):
                     while pending.claimed:
                         await pending.changed.wait()
                         pending.changed = anyio.Event()
-                if pending.response is not None:
-                    return pending.response
+            if pending.response is not None:
+                return pending.response
             raise
         finally:
             pending.waiting = False
