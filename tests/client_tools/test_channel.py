@@ -336,15 +336,16 @@ async def test_threads_whose_client_never_comes_back_leave_nothing_behind() -> N
 
 
 async def test_a_response_settled_just_before_the_interruption_reaches_the_call_is_taken() -> None:
+    from toolwire import Cancellation
+    from toolwire.guard import guarded
+
     hub, channel = ClientHub(), Recorder()
     hub.attach("t1", channel)
     outcome: list[Any] = []
-    asking: list[anyio.CancelScope] = []
+    stop = Cancellation()
 
-    async def ask() -> None:
-        with anyio.CancelScope() as scope:
-            asking.append(scope)
-            outcome.append(await hub.request("t1", request()))
+    async def ask() -> None:  # as the pipeline runs a client call: guarded by the run's cancellation
+        outcome.append(await guarded(hub.request("t1", request()), None, stop))
 
     async with anyio.create_task_group() as group:
         group.start_soon(ask)
@@ -352,5 +353,5 @@ async def test_a_response_settled_just_before_the_interruption_reaches_the_call_
         claim = hub.claim("t1", "req_1")
         assert claim is not None
         hub.settle(claim, response())  # saved and handed over ...
-        asking[0].cancel()  # ... and the deadline fires before the call has run again
+        stop.cancel("the user pressed stop")  # ... and the stop lands before the call has run again
     assert outcome == [response()]  # the answer was decided first: the call takes it
