@@ -63,3 +63,32 @@ def test_unknown_name_is_an_attribute_error():
 
 def test_dir_lists_names_not_loaded_yet():
     assert set(toolwire.__all__) <= set(dir(toolwire))
+
+
+def test_every_exception_toolwire_defines_is_in_the_drawn_tree() -> None:
+    import importlib
+    import inspect
+    import pkgutil
+    import re
+
+    import toolwire
+    from toolwire import errors
+
+    defined: set[str] = set()
+    for info in pkgutil.walk_packages(toolwire.__path__, "toolwire."):
+        if info.name.endswith(("__main__", "examples")):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional extra that is not installed
+            continue
+        for name, value in vars(module).items():
+            if (
+                inspect.isclass(value)
+                and issubclass(value, toolwire.ToolwireError)
+                and value.__module__ == info.name
+                and not name.startswith("_")
+            ):
+                defined.add(name)
+    drawn = errors.__doc__ or ""
+    assert sorted(name for name in defined if not re.search(rf"\b{name}\b", drawn)) == []

@@ -5,14 +5,23 @@ Failures the model should see never propagate as exceptions: `invoke()` turns th
 raised when a tool or a policy is defined) or input that cannot be decoded (`EnvelopeError`).
 
 ```
-ToolwireError
-├── UsageError        a tool, toolbox, policy or filter is defined wrongly
-├── EnvelopeError     a ToolCall / ToolResult in JSON or wire form has the wrong shape (also a ValueError)
-├── InvalidArguments  a call's arguments do not match the tool's parameters (also a ValueError)
-├── ToolError         raised inside a tool: becomes an Error result with its own code and message
-├── ProviderError     a model provider could not be reached or refused a request
-└── CallCanceled      raised by `ToolContext.check_cancelled()` once the call was canceled or timed out
+ToolwireError                        every exception toolwire defines derives from it
+├── UsageError                       a tool, toolbox, policy, filter or option is defined wrongly
+├── EnvelopeError (ValueError)       a ToolCall / ToolResult / message has the wrong shape
+├── InvalidArguments (ValueError)    a call's arguments do not match the tool's parameters
+├── RegistrationError (ValueError)   client tool groups (or an augmentation) were refused
+├── ToolError                        raised inside a tool: becomes an Error result with its code and message
+├── CallCanceled                     raised by `ToolContext.check_cancelled()` once the call was canceled
+├── ProviderError                    a model provider could not be reached or refused a request
+├── ClientDisconnected               a client tool's client was gone (`FailFast`)
+│   └── ConnectionClosed             toolwire.client: the connection ended for good
+├── RunFailed                        toolwire.client: the server refused the message, or the run failed
+├── ProtocolError                    toolwire.protocol: a frame refused (answered with an ErrorMessage)
+└── TranscriptError (AssertionError) toolwire.testing: a transcript breaks a provider's rule
 ```
+
+`ProtocolError`, `ConnectionClosed`, `RunFailed` and `TranscriptError` are defined beside what
+raises them (the protocol, the client, the test helpers) and re-exported there.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from .client_tools.definitions import (
     TextContent,
 )
 from .envelopes import ToolCall
-from .errors import ClientDisconnected, UsageError
+from .errors import ClientDisconnected, ToolwireError, UsageError
 from .messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from .models import ModelEvent, ModelRequest, ModelResponse, TextDelta
 from .policy import ConsentAnswer, ConsentRequest
@@ -119,7 +119,7 @@ class FunctionModel:
             yield event
 
 
-class TranscriptError(AssertionError):
+class TranscriptError(ToolwireError, AssertionError):
     """A transcript breaks a rule that OpenAI or Anthropic enforce; the message names the rule."""
 
 
