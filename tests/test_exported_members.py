@@ -92,3 +92,9 @@ def test_every_exception_toolwire_defines_is_in_the_drawn_tree() -> None:
                 defined.add(name)
     drawn = errors.__doc__ or ""
     assert sorted(name for name in defined if not re.search(rf"\b{name}\b", drawn)) == []
+
+
+def test_the_package_says_it_is_typed() -> None:
+    from importlib.resources import files
+
+    assert files("toolwire").joinpath("py.typed").is_file()  # PEP 561: type checkers read our hints
