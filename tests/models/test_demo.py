@@ -93,7 +93,7 @@ def test_a_failed_write_leaves_no_temporary(parts: list[Path], tmp_path: Path, m
     def fail(source: str, target: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(demo.os, "replace", fail)
+    monkeypatch.setattr(os, "replace", fail)
     with pytest.raises(OSError, match="No space left"):
         demo_model_path(tmp_path / "cache")
     assert list((tmp_path / "cache").iterdir()) == []
