@@ -150,13 +150,7 @@ def test_the_protocol_loads_nothing_async(name: str) -> None:
     assert reach(name) & ASYNC == set()
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        *(name for name in PURE if name != "toolwire.policy"),
-        pytest.param("toolwire.policy", marks=pytest.mark.xfail(strict=True, reason=LEAKS)),
-    ],
-)
+@pytest.mark.parametrize("name", [*PURE, "toolwire.cancellation"])
 def test_the_pure_core_loads_nothing_async(name: str) -> None:
     assert reach(name) & ASYNC == set()
 
@@ -168,7 +162,6 @@ def test_the_python_client_loads_neither_the_server_runtime_nor_the_models() -> 
     assert {name for name in reached if any(name == f or name.startswith(f + ".") for f in forbidden)} == set()
 
 
-@pytest.mark.xfail(strict=True, reason=LEAKS)
 def test_the_guard_does_not_import_tools() -> None:
     assert "toolwire.tools" not in names("toolwire.guard")
 

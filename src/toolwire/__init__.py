@@ -10,6 +10,7 @@ pydantic's schema machinery until it defines a tool.
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing `typing` alone costs a few ms
 if TYPE_CHECKING:
+    from .cancellation import Cancellation as Cancellation
     from .client_tools.definitions import Augmentation as Augmentation
     from .client_tools.definitions import ClientSkill as ClientSkill
     from .client_tools.definitions import ClientTool as ClientTool
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from .policy import ConsentAnswer as ConsentAnswer
     from .policy import ConsentRequest as ConsentRequest
     from .policy import PermissionPolicy as PermissionPolicy
-    from .tools import Cancellation as Cancellation
     from .tools import Tool as Tool
     from .tools import Toolbox as Toolbox
     from .tools import ToolContext as ToolContext
@@ -92,7 +92,7 @@ _SOURCES = {
     "Augmentation": "client_tools.definitions",
     "Batch": "pipeline",
     "Cache": "filters",
-    "Cancellation": "tools",
+    "Cancellation": "cancellation",
     "ClientDisconnected": "errors",
     "ClientSkill": "client_tools.definitions",
     "ClientTool": "client_tools.definitions",

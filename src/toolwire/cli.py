@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 import anyio
 
 from . import __version__
+from .cancellation import Cancellation
 from .errors import ClientDisconnected, ProviderError, UsageError
 from .loop import Agent, ModelRequestStarted, RunFinished
 from .models import Model, TextDelta
@@ -34,7 +35,6 @@ from .pipeline import ToolCallFinished, ToolCallStarted
 from .policy import ConsentAnswer, ConsentHandler, ConsentRequest, PermissionPolicy
 from .store import Store
 from .terminal import CtrlC, ctrl_c, input_line, read_in_background
-from .tools import Cancellation
 
 if TYPE_CHECKING:
     from .client import Client

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from anyio import CancelScope, current_time
 
-from .tools import Cancellation
+from .cancellation import Cancellation
 
 if TYPE_CHECKING:
     import asyncio

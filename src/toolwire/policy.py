@@ -29,11 +29,10 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from .envelopes import ToolCall, arguments_hash
 from .errors import CallCanceled, UsageError
-from .guard import INTERRUPTED, guarded
 from .modes import ToolMode
 
 if TYPE_CHECKING:
-    from .tools import Cancellation
+    from .cancellation import Cancellation
 
 __all__ = [
     "ApprovalStore",
@@ -397,6 +396,8 @@ class PermissionPolicy:
     async def _ask_consent(
         self, consent: ConsentHandler, request: ConsentRequest, cancellation: Cancellation | None
     ) -> ConsentAnswer:
+        from .guard import INTERRUPTED, guarded  # the wait loads the event loop's machinery (anyio)
+
         try:
             asking = consent(request)
             if not inspect.iscoroutine(asking):  # any awaitable will do
