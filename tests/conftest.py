@@ -1,1 +1,25 @@
-"""Shared by every test directory: `tests/` is on `sys.path`, so `serving` imports from anywhere."""
+"""Shared by every test directory: `tests/` is on `sys.path`, so `serving` imports from anywhere.
+
+Async tests run on asyncio; the core's (the modules in `ON_TRIO_TOO`) run on trio as well. The
+server and the clients need asyncio (uvicorn, websockets), so their tests run on it only.
+"""
+
+import pytest
+
+ON_TRIO_TOO = frozenset(
+    {"test_guard", "test_pipeline", "test_policy", "test_filters", "test_tools", "test_loop", "test_resume"}
+)
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if (
+        metafunc.module.__name__.rpartition(".")[2] in ON_TRIO_TOO
+        and "anyio_backend" in metafunc.fixturenames
+        and metafunc.definition.get_closest_marker("asyncio_only") is None
+    ):
+        metafunc.parametrize("anyio_backend", ["asyncio", "trio"], scope="module")

@@ -233,17 +233,19 @@ async def test_cache_clear_forgets_one_thread_or_all(counter: Counter):
 
 
 async def test_cache_does_not_store_a_read_that_overlaps_a_write():
-    written = anyio.Event()
+    reading, written = anyio.Event(), anyio.Event()
     runs: list[str] = []
 
     @tool
     async def get_value() -> str:
         runs.append("get")
+        reading.set()
         await written.wait()  # the write completes while this read is in flight
         return "old"
 
     @tool
     async def update_value() -> str:
+        await reading.wait()  # whichever call the scheduler starts first
         written.set()
         return "new"
 

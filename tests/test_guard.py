@@ -117,6 +117,7 @@ async def test_the_callers_cancel_scope_is_not_mistaken_for_the_deadline():
     assert log == ["cleaned up"]
 
 
+@pytest.mark.asyncio_only
 async def test_an_interruption_leaves_no_cancellation_pending_on_the_task():
     log: list[str] = []
     assert await guarded(waits(FOREVER, log), 0.01, Cancellation()) is INTERRUPTED
@@ -125,6 +126,7 @@ async def test_an_interruption_leaves_no_cancellation_pending_on_the_task():
     await asyncio.sleep(0)  # would raise CancelledError if a cancel were still pending
 
 
+@pytest.mark.asyncio_only
 async def test_a_coroutine_that_swallows_the_interruption_returns_its_value():
     async def stubborn() -> str:
         try:

@@ -293,6 +293,7 @@ async def test_a_cancellation_ends_the_wait_for_consent():
         await policy.check(call_of("shell_run", command="ls"), shell_run, cancellation=cancellation)
 
 
+@pytest.mark.asyncio_only
 async def test_a_consent_handler_may_return_any_awaitable():
     def answers_with_a_future(request: ConsentRequest) -> Awaitable[bool]:
         import asyncio
