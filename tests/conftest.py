@@ -7,7 +7,7 @@ server and the clients need asyncio (uvicorn, websockets), so their tests run on
 import pytest
 
 ON_TRIO_TOO = frozenset(
-    {"test_guard", "test_pipeline", "test_policy", "test_filters", "test_tools", "test_loop", "test_resume"}
+    {"test_fast_paths", "test_pipeline", "test_policy", "test_filters", "test_tools", "test_loop", "test_resume"}
 )
 
 
@@ -18,7 +18,7 @@ def anyio_backend() -> str:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if (
-        metafunc.module.__name__.rpartition(".")[2] in ON_TRIO_TOO
+        metafunc.definition.path.stem in ON_TRIO_TOO
         and "anyio_backend" in metafunc.fixturenames
         and metafunc.definition.get_closest_marker("asyncio_only") is None
     ):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from toolwire._quick import quick_init
+from toolwire._fast import quick_init
 from toolwire.messages import Usage
 from toolwire.models import ModelResponse
 from toolwire.store import LedgerEntry

@@ -29,7 +29,7 @@ from enum import IntEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal, cast, overload
 
-from ._quick import quick_init
+from ._fast import quick_init
 from .errors import EnvelopeError
 
 __all__ = [

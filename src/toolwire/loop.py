@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio import CancelScope
 
+from ._fast import guarded
 from .client_tools.batch import NO_CLIENT_INPUT, ClientInput, failed_fast_error, open_session, run_client_batch
 from .client_tools.channel import ClientChannel, ClientHub, ClientToolsConfig
 from .envelopes import ResultType, ToolCall, ToolResult, is_terminal_result
@@ -39,7 +40,7 @@ from .events import ModelRequestStarted as ModelRequestStarted
 from .events import RunEvent as RunEvent
 from .events import RunFinished as RunFinished
 from .events import RunResult as RunResult
-from .guard import INTERRUPTED, guarded
+from .guard import INTERRUPTED
 from .history import HistoryStrategy as HistoryStrategy
 from .history import TrimHistory as TrimHistory
 from .ledger import Unfinished, close_run, new_ledger_entry, record_result, run_is_open, unfinished_batch

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ._quick import quick_init
+from ._fast import quick_init
 from .envelopes import ToolCall, ToolResult
 from .errors import EnvelopeError
 

@@ -38,10 +38,10 @@ from typing import Any, Final
 from anyio import CapacityLimiter, create_task_group, to_thread
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
-from . import guard
+from ._fast import guarded, together
 from .envelopes import ToolCall, ToolResult
 from .errors import CallCanceled, InvalidArguments, ToolError
-from .guard import INTERRUPTED, guarded, resume
+from .guard import INTERRUPTED
 from .invocation import (
     CallEvent,
     ConsentRequested,
@@ -364,11 +364,9 @@ class Pipeline:
     async def _together(self, contexts: list[InvocationContext], record: Record | None) -> None:
         """Run calls concurrently (up to `max_concurrency` at once).
 
-        On asyncio each call starts in the current task: a call that finishes without waiting
-        (most do) needs no task of its own. The first call that waits goes on in this task while
-        the calls after it get a task each, all in one `asyncio.TaskGroup` (an anyio task group
-        costs ~11 µs more per task). `_settle` never raises for a call's failure, so only a
-        cancellation of the whole batch from outside ends the group early.
+        A call that finishes without waiting (most do) needs no task of its own (`_fast.together`).
+        `_settle` never raises for a call's failure, so only a cancellation of the whole batch
+        from outside ends the group early.
         """
         if len(contexts) > self.max_concurrency:
             limiter = CapacityLimiter(self.max_concurrency)  # acquiring one yields: only when needed
@@ -381,24 +379,7 @@ class Pipeline:
                 for ctx in contexts:
                     group.start_soon(limited, ctx)
             return
-        if guard.asyncio_loop() is None:  # trio
-            async with create_task_group() as group:
-                for ctx in contexts:
-                    group.start_soon(self._settle, ctx, record)
-            return
-        for position, ctx in enumerate(contexts):
-            settling = self._settle(ctx, record)
-            try:
-                step = settling.send(None)
-            except StopIteration:
-                continue  # finished without waiting
-            import asyncio  # loaded: an asyncio loop runs; not at toolwire's import
-
-            async with asyncio.TaskGroup() as tasks:
-                for later in contexts[position + 1 :]:
-                    tasks.create_task(self._settle(later, record))
-                await resume(settling, step)
-            return
+        await together(partial(self._settle, record=record), contexts)
 
     def _unexpected(self, exc: Exception, what: str, *args: object) -> str:
         """Log an unexpected exception in full under a new error id; return what others may see of it.

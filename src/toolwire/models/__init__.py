@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Literal, Protocol
 
-from .._quick import quick_init
+from .._fast import quick_init
 from ..envelopes import ToolCall
 from ..errors import UsageError
 from ..messages import Message, ToolDefinition, Usage

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from .._quick import quick_init
+from .._fast import quick_init
 from ..envelopes import ToolCall, ToolResult
 from ..messages import Message, ToolResultMessage
 from ..policy import ApprovalStore

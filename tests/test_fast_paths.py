@@ -1,0 +1,300 @@
+"""Each fast path of `toolwire._fast` gives the same results as the plain code it stands for.
+
+Every test of a fast path runs against both versions (the `guarded` and `run_together` fixtures);
+the core's tests run on trio as well (tests/conftest.py), where the runtime takes the plain ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TypeAlias
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from toolwire import Cancellation, _fast, guard
+from toolwire.envelopes import ToolCall, ToolResult
+from toolwire.guard import INTERRUPTED
+from toolwire.messages import AssistantMessage, ToolResultMessage, Usage, UserMessage
+from toolwire.models import ModelRequest, ModelResponse, TextDelta
+from toolwire.store import LedgerEntry
+
+Guarded: TypeAlias = Callable[..., Coroutine[Any, Any, Any]]
+Together: TypeAlias = Callable[[Callable[[Any], Coroutine[Any, Any, None]], Sequence[Any]], Coroutine[Any, Any, None]]
+
+
+@pytest.fixture(params=["fast", "plain"])
+def guarded(request: pytest.FixtureRequest) -> Guarded:
+    return _fast.guarded if request.param == "fast" else guard.guarded
+
+
+async def _task_group(run: Callable[[Any], Coroutine[Any, Any, None]], items: Sequence[Any]) -> None:
+    async with anyio.create_task_group() as group:
+        for item in items:
+            group.start_soon(run, item)
+
+
+@pytest.fixture(params=["fast", "plain"])
+def run_together(request: pytest.FixtureRequest) -> Together:
+    return _fast.together if request.param == "fast" else _task_group
+
+
+# -- guarded -----------------------------------------------------------------------------------
+
+
+FOREVER = 3600.0
+
+
+async def immediate(value: int) -> int:
+    return value
+
+
+async def waits(seconds: float, log: list[str]) -> str:
+    try:
+        await anyio.sleep(seconds)
+    finally:
+        log.append("cleaned up")
+    return "woke"
+
+
+async def test_a_coroutine_that_never_waits_returns_its_value(guarded: Guarded):
+    assert await guarded(immediate(7), 0.0, Cancellation()) == 7
+
+
+async def test_a_coroutine_that_waits_and_finishes_returns_its_value(guarded: Guarded):
+    log: list[str] = []
+    assert await guarded(waits(0, log), FOREVER, Cancellation()) == "woke"
+
+
+async def test_the_deadline_interrupts_a_waiting_coroutine_and_lets_it_clean_up(guarded: Guarded):
+    log: list[str] = []
+    with anyio.fail_after(5):
+        assert await guarded(waits(FOREVER, log), 0.01, Cancellation()) is INTERRUPTED
+    assert log == ["cleaned up"]
+
+
+async def test_cancel_interrupts_a_waiting_coroutine(guarded: Guarded):
+    cancellation, log = Cancellation(), list[str]()
+    async with anyio.create_task_group() as group:
+        group.start_soon(_cancel_soon, cancellation)
+        with anyio.fail_after(5):
+            assert await guarded(waits(FOREVER, log), None, cancellation) is INTERRUPTED
+    assert log == ["cleaned up"]
+
+
+async def _cancel_soon(cancellation: Cancellation) -> None:
+    await anyio.sleep(0.01)
+    cancellation.cancel()
+
+
+async def test_a_cancellation_fired_before_the_first_wait_interrupts_at_that_wait(guarded: Guarded):
+    cancellation, log = Cancellation(), list[str]()
+
+    async def cancels_itself_then_waits() -> str:
+        cancellation.cancel()  # from inside the call, before it ever waits
+        return await waits(FOREVER, log)
+
+    with anyio.fail_after(5):
+        assert await guarded(cancels_itself_then_waits(), None, cancellation) is INTERRUPTED
+    assert log == ["cleaned up"]
+
+
+async def test_a_task_group_opened_before_the_first_wait_closes_in_order_on_the_deadline(guarded: Guarded):
+    finished: list[str] = []
+
+    async def fans_out() -> None:
+        async with anyio.create_task_group() as group:  # opened in the first step, before any wait
+            group.start_soon(waits, FOREVER, finished)
+            await anyio.sleep(FOREVER)
+
+    with anyio.fail_after(5):
+        assert await guarded(fans_out(), 0.01, Cancellation()) is INTERRUPTED
+    assert finished == ["cleaned up"]
+
+
+async def test_a_cancel_scope_of_the_coroutine_keeps_its_own_timeout(guarded: Guarded):
+    async def own_timeout() -> None:
+        with anyio.fail_after(0.01):  # shorter than the guard's deadline: the coroutine's error
+            await anyio.sleep(FOREVER)
+
+    with pytest.raises(TimeoutError):
+        await guarded(own_timeout(), FOREVER, Cancellation())
+
+
+async def test_exceptions_of_the_first_step_propagate(guarded: Guarded):
+    async def fails_at_once() -> None:
+        raise ValueError("bad")
+
+    with pytest.raises(ValueError, match="bad"):
+        await guarded(fails_at_once(), FOREVER, Cancellation())
+
+
+async def test_exceptions_after_a_wait_propagate(guarded: Guarded):
+    async def fails_later() -> None:
+        await anyio.lowlevel.checkpoint()
+        raise KeyError("late")
+
+    with pytest.raises(KeyError, match="late"):
+        await guarded(fails_later(), FOREVER, Cancellation())
+
+
+async def test_the_callers_cancel_scope_is_not_mistaken_for_the_deadline(guarded: Guarded):
+    log: list[str] = []
+    with anyio.move_on_after(0.01) as outer:
+        await guarded(waits(FOREVER, log), FOREVER, Cancellation())
+        pytest.fail("the caller's scope did not end the call")  # pragma: no cover
+    assert outer.cancelled_caught
+    assert log == ["cleaned up"]
+
+
+# -- asyncio's own machinery: only the fast version touches the task (the plain one is anyio's) --
+
+
+@pytest.mark.asyncio_only
+async def test_an_interruption_leaves_no_cancellation_pending_on_the_task():
+    log: list[str] = []
+    assert await _fast.guarded(waits(FOREVER, log), 0.01, Cancellation()) is INTERRUPTED
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0
+    await asyncio.sleep(0)  # would raise CancelledError if a cancel were still pending
+
+
+@pytest.mark.asyncio_only
+async def test_a_coroutine_that_swallows_the_interruption_returns_its_value():
+    async def stubborn() -> str:
+        try:
+            await anyio.sleep(FOREVER)
+        except asyncio.CancelledError:
+            return "kept going"
+        return "woke"  # pragma: no cover
+
+    assert await _fast.guarded(stubborn(), 0.01, Cancellation()) == "kept going"
+
+
+async def test_a_worker_thread_call_is_abandoned_at_the_deadline(guarded: Guarded):
+    release = threading.Event()
+
+    def blocks() -> str:
+        release.wait(5)
+        return "done"
+
+    with anyio.fail_after(5):
+        outcome = await guarded(anyio.to_thread.run_sync(blocks, abandon_on_cancel=True), 0.01, Cancellation())
+    release.set()
+    assert outcome is INTERRUPTED
+
+
+# -- together ----------------------------------------------------------------------------------
+
+
+async def test_together_runs_every_item(run_together: Together) -> None:
+    done: list[int] = []
+
+    async def run(item: int) -> None:
+        if item % 2:
+            await anyio.lowlevel.checkpoint()
+        done.append(item)
+
+    await run_together(run, [1, 2, 3, 4, 5])
+    assert sorted(done) == [1, 2, 3, 4, 5]
+
+
+async def test_together_runs_the_items_concurrently(run_together: Together) -> None:
+    first_waits, second_ran = anyio.Event(), anyio.Event()
+
+    async def run(item: str) -> None:
+        if item == "first":
+            first_waits.set()
+            await second_ran.wait()  # finishes only if the second runs meanwhile
+        else:
+            await first_waits.wait()
+            second_ran.set()
+
+    with anyio.fail_after(5):
+        await run_together(run, ["first", "second"])
+    assert second_ran.is_set()
+
+
+async def test_together_propagates_a_failure(run_together: Together) -> None:
+    async def run(item: int) -> None:
+        await anyio.lowlevel.checkpoint()
+        if item == 2:
+            raise ValueError("bad item")
+
+    with pytest.raises(ExceptionGroup) as caught:
+        await run_together(run, [1, 2, 3])
+    assert [str(error) for error in caught.value.exceptions] == ["bad item"]
+
+
+# -- quick_init --------------------------------------------------------------------------------
+
+QUICK = [
+    (UserMessage, ("hello",), {}),
+    (AssistantMessage, ("text", (ToolCall(id="c1", name="add", arguments={"a": 1}),)), {}),
+    (ToolResultMessage, ("add", ToolResult.ok("c1", "done")), {}),
+    (LedgerEntry, (), {"thread_id": "t", "call": ToolCall(id="c1", name="add", arguments={}), "request_index": 0}),
+    (ModelRequest, (), {"system": "s", "messages": ()}),
+    (ModelResponse, (), {"text": "text"}),
+    (ModelResponse, (), {}),  # a default factory
+    (TextDelta, ("chunk",), {}),
+    (Usage, (1, 2, 3), {}),
+]
+
+
+def _plain(cls: type[Any]) -> type[Any]:
+    """The same dataclass with the `__init__` that `dataclasses` writes."""
+    fields = [
+        (
+            f.name,
+            f.type,
+            dataclasses.field(default=f.default, default_factory=f.default_factory, init=f.init, kw_only=f.kw_only),
+        )
+        for f in dataclasses.fields(cls)
+    ]
+    return dataclasses.make_dataclass(cls.__name__, fields, frozen=True, slots=True, kw_only=False)
+
+
+@pytest.mark.parametrize(("cls", "args", "kwargs"), QUICK, ids=[c.__name__ for c, _, _ in QUICK])
+def test_quick_init_sets_what_the_dataclass_init_sets(
+    cls: type[Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    quick, plain = cls(*args, **kwargs), _plain(cls)(*args, **kwargs)
+    assert _values(quick) == _values(plain)
+
+
+def _values(instance: Any) -> dict[str, Any]:
+    return {f.name: getattr(instance, f.name) for f in dataclasses.fields(instance)}
+
+
+@pytest.mark.parametrize(("cls", "args", "kwargs"), QUICK, ids=[c.__name__ for c, _, _ in QUICK])
+def test_quick_init_keeps_the_signature(cls: type[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    import inspect
+
+    def parameters(init: Any) -> list[tuple[str, Any, Any]]:
+        # A default factory shows as a sentinel, dataclasses' own or `MISSING`: the same fact.
+        factory = {"<factory>", repr(dataclasses.MISSING)}
+        return [
+            (p.name, p.kind, "factory" if repr(p.default) in factory else p.default)
+            for p in inspect.signature(init).parameters.values()
+        ]
+
+    assert parameters(cls.__init__) == parameters(_plain(cls).__init__)
+
+
+def test_a_quick_init_instance_stays_frozen() -> None:
+    message = UserMessage("hello")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        message.content = "changed"  # type: ignore[misc]
+
+
+def test_quick_init_refuses_a_class_it_cannot_speed_up() -> None:
+    @dataclasses.dataclass
+    class Mutable:
+        value: int
+
+    with pytest.raises(TypeError, match="frozen, slotted"):
+        _fast.quick_init(Mutable)
