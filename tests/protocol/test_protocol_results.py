@@ -11,7 +11,7 @@ from typing import Any
 
 import msgpack
 import pytest
-from protocol_support import pack
+from protocol_support import hex_bytes, pack
 
 from toolwire import ResultType, ToolResult
 from toolwire.envelopes import DEFAULT_CODES
@@ -306,3 +306,21 @@ def test_an_answer_saved_in_the_former_shape_reads_back():
     }
     result = tool_result(answer_from_json(saved), call_id="c1")
     assert result.payload() == {"timeout": {"durationMs": 5000, "effectUnknown": True}}
+
+
+# -- the protocol fixtures show what the converter writes --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tool_use_result_success",
+        "tool_use_result_error",
+        "tool_use_result_timeout",
+        "tool_use_result_denied_terminal",
+        "tool_use_result_custom_code_denied",
+    ],
+)
+def test_the_result_fixtures_are_what_the_converter_writes(name: str):
+    message = _message(hex_bytes(name))
+    assert result_message(tool_result(message, tool="DeleteFile"), message.id) == message

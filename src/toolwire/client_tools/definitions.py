@@ -369,7 +369,7 @@ class ClientToolResponse(_WireModel):
     payload: dict[str, Any] | None = None
     """The failure's seed 000 payload, when the client sent one (a ToolUseResult's `result` on a
     failure), e.g. `{"timeout": {"durationMs": 5000, "effectUnknown": true}}`; what it says wins
-    over `error_message` (see `ToolResult.from_failure`)."""
+    over `error_message` (see `toolwire.protocol.results.failure_result`)."""
     augmentation: Augmentation | None = None
     """Changes to the thread's client tools, applied only if they pass registration checks."""
 
