@@ -155,7 +155,6 @@ def test_the_pure_core_loads_nothing_async(name: str) -> None:
     assert reach(name) & ASYNC == set()
 
 
-@pytest.mark.xfail(strict=True, reason=LEAKS)
 def test_the_python_client_loads_neither_the_server_runtime_nor_the_models() -> None:
     forbidden = {"toolwire.server", "toolwire.models", "toolwire.loop", "toolwire.client_tools.session"}
     reached = set().union(*(reach(name) for name in under("toolwire.client")))

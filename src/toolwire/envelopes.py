@@ -5,8 +5,8 @@ A `ToolResult` has one of five outcome types (`ResultType`) and converts to thre
 - `to_dict()` / `from_dict()`: the JSON envelope (the fields of the tools spec in camelCase, plus
   `callId` and, when `success` alone does not imply it, `type`);
 - `payload()` / `from_payload()`: the JSON a model sees, by the convention of each outcome type;
-- `to_wire()` / `from_wire()`: the body of the ToolUseResult wire message (`id`, `success`,
-  `result`, `errorCode`, `errorMessage`).
+- the ToolUseResult wire message: `toolwire.protocol.results` (`result_message`, `tool_result`),
+  which reads this module's code table (`CODE_RESULT_TYPES`, `DEFAULT_CODES`).
 
 `data` is any JSON value in Python and in `payload()` (seed 000). The JSON envelope's `data`
 (seed 002) and the wire's `result` (seed 001) are objects: there a value that is not an object,
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
@@ -33,8 +32,11 @@ from ._fast import quick_init
 from .errors import EnvelopeError
 
 __all__ = [
+    "CANCELED_BY",
     "CODE_RESULT_TYPES",
     "DEFAULT_CODES",
+    "EFFECT_UNKNOWN_NOTE",
+    "PAYLOAD_KEYS",
     "CanceledBy",
     "ResultType",
     "ToolCall",
@@ -64,7 +66,8 @@ class ResultType(IntEnum):
 
 
 CanceledBy = Literal["user", "policy", "system"]
-_CANCELED_BY: Final = frozenset(("user", "policy", "system"))
+CANCELED_BY: Final = frozenset(("user", "policy", "system"))
+"""Who may cancel a call (a Canceled payload's `by`)."""
 
 CODE_RESULT_TYPES: Final[Mapping[str, ResultType]] = MappingProxyType(
     {
@@ -91,13 +94,13 @@ DEFAULT_CODES: Final[Mapping[ResultType, str]] = MappingProxyType(
 )
 """The wire error code of each failed outcome type when a result names none of its own."""
 
-_PAYLOAD_KEYS: Final[Mapping[ResultType, str]] = MappingProxyType(
+PAYLOAD_KEYS: Final[Mapping[ResultType, str]] = MappingProxyType(
     {ResultType.CANCELED: "canceled", ResultType.TIMEOUT: "timeout", ResultType.DENIED: "denied"}
 )
-_TIMEOUT_MESSAGE = re.compile(r"timeout of (\d+)\s*ms")
-# `from_wire` reads these back from the standard messages, as the wire body has no payload field.
-_EFFECT_UNKNOWN_NOTE: Final = " (the tool could not be stopped; its effect is unknown)"
-_DENIED_MESSAGE = re.compile(r"Call to '(.*?)' was denied: (.*)", re.DOTALL)
+"""The outcome type of each payload convention: a Canceled, Timeout or Denied result's `data` is
+`{key: {...}}` (seed 000)."""
+EFFECT_UNKNOWN_NOTE: Final = " (the tool could not be stopped; its effect is unknown)"
+"""Ends a Timeout's message when its effect is unknown (the wire's text for peers that read no payload)."""
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
@@ -283,7 +286,7 @@ class ToolResult:
         # Written out rather than generated: every tool call builds a result, and the dataclass's
         # frozen `__init__` (a `setattr` lookup per field, a default factory, `__post_init__`)
         # costs 1.5x as much. Frozen still holds: only `__init__` sets the slots.
-        if type is not ResultType.SUCCESS and (key := _PAYLOAD_KEYS.get(type)) is not None:
+        if type is not ResultType.SUCCESS and (key := PAYLOAD_KEYS.get(type)) is not None:
             if not _is_payload(data, key):
                 raise EnvelopeError(
                     f"a {type.name} result must carry its payload in data, "
@@ -363,7 +366,7 @@ class ToolResult:
         needs_followup: bool | None = None,
     ) -> ToolResult:
         """A Canceled outcome; unless told, the model follows up except when the user canceled."""
-        if by not in _CANCELED_BY:
+        if by not in CANCELED_BY:
             raise ValueError(f"by must be one of user, policy, system; got {by!r}")
         return cls(
             call_id=call_id,
@@ -407,81 +410,6 @@ class ToolResult:
             needs_followup=needs_followup,
             data={"denied": {"tool": tool, "reason": reason}},
         )
-
-    @classmethod
-    def from_failure(
-        cls,
-        call_id: str | None,
-        code: str,
-        message: str,
-        *,
-        type: ResultType | None = None,
-        payload: Any = None,
-        tool: str | None = None,
-        deadline_ms: int | None = None,
-        needs_followup: bool | None = None,
-    ) -> ToolResult:
-        """Build the failed outcome a peer reported (a client's answer, a ToolUseResult body).
-
-        The outcome type is `type` when given, else the one `code` stands for; a code that does not
-        stand for the type (a tool's own code for a denial) is kept in `error_code`. The peer may
-        send the outcome's seed 000 payload as `payload`, e.g. `{"timeout": {"durationMs": 5000,
-        "effectUnknown": true}}`; what it says wins over the standard message texts, which are read
-        otherwise ("Tool execution exceeded timeout of 5000ms", "Call to 'X' was denied: ...").
-
-        Args:
-            call_id: The call the result answers.
-            code: The wire error code.
-            message: The peer's error message.
-            type: The outcome type the peer named, when its code does not imply it.
-            payload: The payload object the peer sent beside the failure, if any.
-            tool: The tool the request was for (a Denied payload names it).
-            deadline_ms: A Timeout's duration when the report gives none (the request's deadline).
-            needs_followup: None for each constructor's default (the model follows up, except
-                after a cancel by the user).
-        """
-        implied = result_type_for_code(code)
-        result_type = implied if type is None or type is ResultType.SUCCESS else type
-        sent: Mapping[str, Any] = _EMPTY
-        if isinstance(payload, Mapping):
-            inner = cast("Mapping[str, Any]", payload).get(_PAYLOAD_KEYS.get(result_type, "error"))
-            if isinstance(inner, Mapping):
-                sent = cast("Mapping[str, Any]", inner)
-        followup = True if needs_followup is None else needs_followup  # the default of all but `canceled`
-        match result_type:
-            case ResultType.TIMEOUT:
-                duration, found = sent.get("durationMs"), _TIMEOUT_MESSAGE.search(message)
-                if not isinstance(duration, int) or isinstance(duration, bool) or duration < 0:
-                    duration = int(found.group(1)) if found else deadline_ms
-                unknown = sent.get("effectUnknown") is True or message.endswith(_EFFECT_UNKNOWN_NOTE)
-                result = cls.timeout(call_id, duration, unknown, needs_followup=followup)
-            case ResultType.CANCELED:
-                by = sent.get("by")
-                reason = sent.get("reason")
-                result = cls.canceled(
-                    call_id,
-                    reason if isinstance(reason, str) else message,
-                    by if by in _CANCELED_BY else "user",
-                    needs_followup=needs_followup,
-                )
-            case ResultType.DENIED:
-                standard = _DENIED_MESSAGE.fullmatch(message)
-                reason = sent.get("reason")
-                if not isinstance(reason, str):
-                    reason = standard.group(2) if standard else message
-                named = sent.get("tool")
-                named = tool or (named if isinstance(named, str) else standard.group(1) if standard else "")
-                result = cls.denied(call_id, named, reason, needs_followup=followup)
-            case _:
-                error_type = sent.get("type")
-                return cls.error(
-                    call_id,
-                    message,
-                    code=code,
-                    error_type=error_type if isinstance(error_type, str) else None,
-                    needs_followup=followup,
-                )
-        return result if implied is result_type else replace(result, error_code=code)
 
     def with_call_id(self, call_id: str | None) -> ToolResult:
         """Return this result bound to another call id (e.g. a cached result for a new call)."""
@@ -611,63 +539,6 @@ class ToolResult:
             extra=MappingProxyType(extra) if extra else _EMPTY,
         )
 
-    # -- the ToolUseResult wire body ------------------------------------------------------------
-
-    def to_wire(self, request_id: str | None = None) -> dict[str, Any]:
-        """Return the ToolUseResult body `{id, success, result | errorCode, errorMessage}`.
-
-        A success value that is not a map travels as `{"value": ...}` (see `wrap_value`).
-
-        Args:
-            request_id: The id of the ToolUseRequest this answers; defaults to `call_id`.
-
-        Raises:
-            EnvelopeError: Neither `request_id` nor `call_id` is set.
-        """
-        request_id = request_id if request_id is not None else self.call_id
-        if not request_id:
-            raise EnvelopeError("a ToolUseResult needs the request id: pass request_id or set call_id")
-        body: dict[str, Any] = {"id": request_id}
-        body["success"] = self.success
-        if self.success:
-            if self.data is not None:
-                body["result"] = wrap_value(self.data)
-        else:
-            body["errorCode"] = self.wire_code
-            body["errorMessage"] = self.error or self.message or ""
-        return body
-
-    @classmethod
-    def from_wire(cls, body: Any, *, call_id: str | None = None, tool: str | None = None) -> ToolResult:
-        """Decode a ToolUseResult body; the inverse of `to_wire()`.
-
-        Args:
-            body: The decoded message body. The request is named by `requestId` when present,
-                else by `id`.
-            call_id: The model's call id to bind the result to; defaults to the request id.
-            tool: The tool the request was for, recorded in a Denied payload; without it, the tool
-                named by a standard denial message.
-
-        Raises:
-            EnvelopeError: A field is missing or of the wrong type.
-        """
-        obj = _require_object(body, "ToolUseResult")
-        request_id = obj.get("requestId", obj.get("id"))
-        if not isinstance(request_id, str) or not request_id:
-            raise EnvelopeError(f"ToolUseResult.id must be a non-empty string, got {_kind(request_id)}")
-        success = obj.get("success")
-        if not isinstance(success, bool):
-            raise EnvelopeError(f"ToolUseResult.success must be a boolean, got {_kind(success)}")
-        bound = call_id if call_id is not None else request_id
-        result: Any = obj.get("result")
-        if success:
-            if result is not None and not isinstance(result, Mapping):
-                raise EnvelopeError(f"ToolUseResult.result must be a map, got {_kind(result)}")
-            return cls.ok(bound, unwrap_value(result))
-        code = _optional_str(obj, "errorCode", "ToolUseResult.errorCode") or "execution_error"
-        message = _optional_str(obj, "errorMessage", "ToolUseResult.errorMessage") or ""
-        return cls.from_failure(bound, code, message, payload=result, tool=tool, needs_followup=True)
-
 
 # `__init__` sets the slots through their descriptors: `object.__setattr__` by name costs 1.6x.
 _set_call_id: Final = ToolResult.__dict__["call_id"].__set__
@@ -738,7 +609,7 @@ def _is_payload(value: Any, key: str) -> bool:
     detail = cast("Mapping[str, Any]", value[key])
     match key:
         case "canceled":
-            return isinstance(detail.get("reason"), str) and detail.get("by") in _CANCELED_BY
+            return isinstance(detail.get("reason"), str) and detail.get("by") in CANCELED_BY
         case "timeout":
             duration = detail.get("durationMs")
             return duration is None or (isinstance(duration, int) and not isinstance(duration, bool))
@@ -749,7 +620,7 @@ def _is_payload(value: Any, key: str) -> bool:
 
 
 def _payload_message(type: ResultType, payload: Any) -> str:
-    if not _is_payload(payload, _PAYLOAD_KEYS[type]):
+    if not _is_payload(payload, PAYLOAD_KEYS[type]):
         raise EnvelopeError(f"not a {type.name} payload: {payload!r:.200}")
     match type:
         case ResultType.TIMEOUT:
@@ -763,12 +634,12 @@ def _payload_message(type: ResultType, payload: Any) -> str:
 
 
 def _timeout_message(duration_ms: int | None, effect_unknown: bool) -> str:
-    # The wire's standard text, which `from_wire` reads the duration and the note back from.
+    # The wire's standard text, which `protocol.results` reads the duration and the note back from.
     if duration_ms is None:
         message = "Tool execution exceeded its timeout"
     else:
         message = f"Tool execution exceeded timeout of {duration_ms}ms"
-    return message + _EFFECT_UNKNOWN_NOTE if effect_unknown else message
+    return message + EFFECT_UNKNOWN_NOTE if effect_unknown else message
 
 
 def _denied_message(tool: str, reason: str) -> str:

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from .client_tools.channel import new_request_id
 from .envelopes import ToolCall, ToolResult
 from .messages import AssistantMessage, Message, ToolResultMessage
+from .protocol import tool_result
+from .protocol.results import answer_from_json
 from .store import CallState, LedgerEntry, RunRecord, Store
 from .tools import Toolbox
 
@@ -144,11 +146,10 @@ async def close_run(
 
 def _answer_result(entry: LedgerEntry, invoke_timeout: float) -> ToolResult:
     """The result of a client's saved answer (without the filters: the run is not going on)."""
-    from .client_tools.definitions import ClientToolResponse
-    from .client_tools.session import result_of
-
     assert entry.answer is not None
-    return result_of(ClientToolResponse.from_dict(entry.answer), entry.call.id, entry.call.name, invoke_timeout)
+    message = answer_from_json(entry.answer)
+    deadline_ms = round(invoke_timeout * 1000)
+    return tool_result(message, call_id=entry.call.id, tool=entry.call.name, deadline_ms=deadline_ms)
 
 
 def run_is_open(history: Sequence[Message], run: RunRecord) -> bool:

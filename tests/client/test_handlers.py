@@ -8,7 +8,7 @@ import anyio
 
 from toolwire.client import Handlers
 from toolwire.client_tools.definitions import ClientToolResponse
-from toolwire.protocol import ToolUseRequest
+from toolwire.protocol import ToolUseRequest, tool_result
 
 REQUEST = ToolUseRequest(id="req_1", tool_name="Slow", parameters={}, execution="client")
 
@@ -21,14 +21,14 @@ async def test_a_sync_handler_past_its_deadline_says_its_effect_is_unknown() -> 
         answer = await handlers.run(REQUEST)
     finally:
         release.set()
-    assert answer.to_result().payload() == {"timeout": {"durationMs": 50, "effectUnknown": True}}
+    assert tool_result(answer).payload() == {"timeout": {"durationMs": 50, "effectUnknown": True}}
 
 
 async def test_an_async_handler_past_its_deadline_was_stopped() -> None:
     handlers = Handlers()
     handlers.add("Slow", anyio.sleep_forever, timeout=0.05)
     answer = await handlers.run(REQUEST)
-    assert answer.to_result().payload() == {"timeout": {"durationMs": 50}}
+    assert tool_result(answer).payload() == {"timeout": {"durationMs": 50}}
 
 
 async def test_a_failure_the_handler_reports_keeps_its_outcome_type() -> None:

@@ -35,7 +35,8 @@ async def test_a_result_lost_with_the_socket_is_replayed_and_the_handler_runs_on
         [entry] = list(client.ledger)
     assert runs == ["config.toml"]
     assert proxy.connections >= 2
-    assert entry.result is not None and entry.result.content == ({"type": "text", "text": "opened config.toml"},)
+    assert entry.result is not None
+    assert (entry.result.result, entry.result.content) == ({"value": "opened config.toml"}, ())  # the value, once
     assert events[-1].output == "Done: opened config.toml"  # type: ignore[union-attr]
 
 

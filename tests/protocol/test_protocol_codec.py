@@ -285,5 +285,5 @@ def test_protocol_imports_no_io_library():
 def test_protocol_all_is_sorted_and_complete():
     assert protocol.__all__ == sorted(protocol.__all__, key=lambda name: (not name.isupper(), name))
     public = {name for name in vars(protocol) if not name.startswith("_")}
-    modules = {"codec", "connection", "conversation", "errors", "extensions", "messages", "sequencing"}
+    modules = {"codec", "connection", "conversation", "errors", "extensions", "messages", "results", "sequencing"}
     assert public - modules - {"tool_use", "wire", "annotations"} == set(protocol.__all__)

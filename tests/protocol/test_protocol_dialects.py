@@ -19,6 +19,7 @@ from toolwire.protocol import (
     ToolUseResult,
     UserMessage,
     decode,
+    tool_result,
 )
 
 UNDEFINED = msgpack.ExtType(0, b"\x00")
@@ -156,7 +157,7 @@ def test_a_failures_error_text_is_read_as_its_error_message():
 
 
 def test_the_error_text_is_what_the_model_sees():
-    assert _result(success=False, error="Disk full").to_result().error == "Disk full"
+    assert tool_result(_result(success=False, error="Disk full")).error == "Disk full"
 
 
 def test_error_message_wins_over_error_text():

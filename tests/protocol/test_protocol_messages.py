@@ -35,7 +35,10 @@ from toolwire.protocol import (
     decode,
     encode,
     parse_body,
+    result_message,
+    tool_result,
 )
+from toolwire.protocol.results import failure_result
 
 EVERY_MESSAGE: list[Message] = [
     ErrorMessage(id="e1", code=105, message="bad", severity=Severity.ERROR, recoverable=True, originating_id=4),
@@ -155,15 +158,15 @@ RESULTS = [
 
 @pytest.mark.parametrize("result", RESULTS, ids=lambda result: f"{result.type.name}")
 def test_tool_result_survives_the_wire(result: ToolResult):
-    message = ToolUseResult.from_result(result, "req_1")
+    message = result_message(result, "req_1")
     again = decode(encode(Envelope(-1, "c", message))).message
     assert isinstance(again, ToolUseResult)
-    assert again.to_result(call_id="c1", tool="DeleteFile") == result
+    assert tool_result(again, call_id="c1", tool="DeleteFile") == result
 
 
 def test_a_value_that_is_not_a_map_travels_as_value():
     result = ToolResult.ok("c1", ["not", "a", "map"], message="done", terminal=True)
-    message = ToolUseResult.from_result(result, "req_1")
+    message = result_message(result, "req_1")
     assert message.to_body() == {
         "id": "req_1",
         "success": True,
@@ -171,25 +174,30 @@ def test_a_value_that_is_not_a_map_travels_as_value():
         "terminal": True,
         "message": "done",
     }
-    assert message.to_result(call_id="c1") == result
+    assert tool_result(message, call_id="c1") == result
 
 
-def test_seed_001_body_is_the_body_of_to_wire():
+def test_seed_001_body_is_the_body_of_an_error():
     result = ToolResult.error("c1", "File not found", code="execution_error")
-    assert ToolUseResult.from_result(result, "req_1").to_body() == result.to_wire("req_1")
+    assert result_message(result, "req_1").to_body() == {
+        "id": "req_1",
+        "success": False,
+        "errorCode": "execution_error",
+        "errorMessage": "File not found",
+    }
 
 
 def test_result_type_is_sent_only_when_the_code_does_not_imply_it():
-    assert ToolUseResult.from_result(ToolResult.timeout("c1", 10), "r").result_type is None
+    assert result_message(ToolResult.timeout("c1", 10), "r").result_type is None
     mislabeled = ToolResult.error("c1", "took too long", code="timeout")
-    message = ToolUseResult.from_result(mislabeled, "r")
+    message = result_message(mislabeled, "r")
     assert message.result_type == 1 and message.error_code == "timeout"
-    assert message.to_result(call_id="c1") == mislabeled
+    assert tool_result(message, call_id="c1") == mislabeled
 
 
 def test_an_explicit_result_type_wins_over_a_custom_code():
     message = ToolUseResult(id="r", success=False, error_code="policy_refused", error_message="no", result_type=4)
-    result = message.to_result(call_id="c1", tool="Del")
+    result = tool_result(message, call_id="c1", tool="Del")
     assert (result.type, result.payload(), result.wire_code) == (
         ResultType.DENIED,
         {"denied": {"tool": "Del", "reason": "no"}},
@@ -198,14 +206,14 @@ def test_an_explicit_result_type_wins_over_a_custom_code():
 
 
 def test_a_denial_with_a_custom_code_round_trips_through_the_message():
-    denied = ToolResult.from_failure("c1", "policy_refused", "no", type=ResultType.DENIED, tool="Del")
-    assert ToolUseResult.from_result(denied, "r").to_result(call_id="c1", tool="Del") == denied
+    denied = failure_result("c1", "policy_refused", "no", type=ResultType.DENIED, tool="Del")
+    assert tool_result(result_message(denied, "r"), call_id="c1", tool="Del") == denied
 
 
 def test_a_failed_result_may_carry_its_seed_000_payload():
     payload = {"timeout": {"durationMs": 5000, "effectUnknown": True}}
     message = ToolUseResult(id="r", success=False, error_code="timeout", error_message="slow", result=payload)
-    assert message.to_result(call_id="c1").payload() == payload
+    assert tool_result(message, call_id="c1").payload() == payload
 
 
 def test_content_and_augmentation_carry_the_client_tools_shapes():

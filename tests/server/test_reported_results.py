@@ -175,3 +175,17 @@ async def test_an_unexpected_exceptions_text_reaches_neither_the_client_nor_the_
     [mirrored] = [envelope.message for envelope in client.seen if isinstance(envelope.message, ToolUseResult)]
     assert "hunter2" not in f"{mirrored.error_message} {seen}"
     assert re.fullmatch(r"RuntimeError \(error id e_[0-9a-f]{8}\)", mirrored.error_message or "")
+
+
+# -- the value and the augmentation of a success -------------------------------------------------------
+
+
+async def test_content_items_alone_are_the_value_the_model_sees(server: Server) -> None:
+    seen = await answer(server, success=True, content=({"type": "json", "value": {"lines": 120}},))
+    assert seen == {"type": "SUCCESS", "payload": {"lines": 120}, "code": None}
+
+
+async def test_an_augmentation_that_fails_the_registration_checks_is_dropped_not_the_result(server: Server) -> None:
+    bad = {"injectToolGroups": [{"name": "", "functions": "none"}]}
+    seen = await answer(server, success=True, result={"value": "opened"}, augmentation=bad)
+    assert seen == {"type": "SUCCESS", "payload": "opened", "code": None}

@@ -20,7 +20,7 @@
  * @module
  */
 
-import type { ClientEvent, ToolUseResult } from "../src/index.js";
+import { type ClientEvent, outcomeOf as readOutcome, resultTypeForCode, type ToolUseResult } from "../src/index.js";
 
 /** The five outcome types (docs/protocol.md). */
 export type Outcome = "success" | "error" | "canceled" | "timeout" | "denied";
@@ -111,28 +111,19 @@ export function answerText(entry: AnswerEntry): string {
   return entry.parts.join("");
 }
 
-/** The outcome type of a ToolUseResult (`resultType` first, then the code's, docs/protocol.md). */
+/** The outcome type of a ToolUseResult (`resultType` first, then the code's: `outcomeOf` of the client). */
 export function outcomeOf(result: ToolUseResult): Outcome {
-  if (result.success) return "success";
-  const byType = result.resultType === undefined ? undefined : BY_TYPE[result.resultType];
-  if (byType !== undefined && byType !== "success") return byType;
-  return outcomeOfCode(result.errorCode);
+  return BY_TYPE[readOutcome(result).type]!;
 }
 
 /** The outcome type of a failure's wire code: `timeout`, `canceled`, `denied`, else an error. */
 export function outcomeOfCode(code: string | undefined): Outcome {
-  return code === "timeout" || code === "canceled" || code === "denied" ? code : "error";
+  return code === undefined ? "error" : BY_TYPE[resultTypeForCode(code)]!;
 }
 
-/** A result's value: its one content item, else `result` (unwrapping `{value}`). */
+/** A result's value: its content items' value, else `result` (unwrapping `{value}`). */
 export function valueOf(result: ToolUseResult): unknown {
-  const items = result.content ?? [];
-  const [item] = items;
-  if (items.length === 1 && item?.type === "json") return item.value;
-  if (items.length === 1 && item?.type === "text") return item.text;
-  const map = result.result;
-  if (map !== undefined && Object.keys(map).length === 1 && "value" in map) return map.value;
-  return map;
+  return readOutcome(result).value;
 }
 
 /** JSON text of a wire value (bytes shown by their length), at most `limit` characters. */

@@ -25,6 +25,7 @@ import { ConnectionClosed, ErrorCode, RegistrationError, UsageError } from "./er
 import { type ClientEvent, type ConnectionState, Run, streamEvent } from "./events.js";
 import type { ClientToolGroup, Envelope, ErrorMessage, Message } from "./messages.js";
 import { Requests } from "./requests.js";
+import { outcomeOf } from "./results.js";
 import { sequencingFromJSON, sequencingToJSON } from "./sequencing.js";
 import { type ClientState, readState, type StateStore } from "./state.js";
 import { ExecutionLedger, Handlers, type ToolHandler, type ToolHandlerSpec, toWire } from "./tools.js";
@@ -499,7 +500,8 @@ export class ToolwireClient {
       case MessageType.TOOL_USE_RESULT: {
         const toolName = this.mirrored.get(message.id) ?? "";
         this.mirrored.delete(message.id);
-        this.emit({ kind: "serverToolResult", result: message, toolName });
+        const outcome = outcomeOf(message, toolName ? { toolName } : {});
+        this.emit({ kind: "serverToolResult", result: message, toolName, outcome });
         return;
       }
       case MessageType.TOOL_USE_CANCEL:

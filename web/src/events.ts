@@ -35,6 +35,7 @@ import type {
   ToolUseRequest,
   ToolUseResult,
 } from "./messages.js";
+import type { Outcome } from "./results.js";
 import { MessageType } from "./wire.js";
 
 /** The state of the client's connection. */
@@ -95,6 +96,8 @@ export interface ServerToolCallEvent {
 export interface ServerToolResultEvent {
   kind: "serverToolResult";
   result: ToolUseResult;
+  /** What the result reports (`outcomeOf`): its outcome type and details (a timeout's duration, ...). */
+  outcome: Outcome;
   /** "" when the call itself was not seen (e.g. sent before this client connected). */
   toolName: string;
 }

@@ -114,12 +114,21 @@ export {
   toBase64,
 } from "./sequencing.js";
 export { Requests, type RequestsIO } from "./requests.js";
+export {
+  CODE_RESULT_TYPES,
+  DEFAULT_CODES,
+  failure,
+  type Outcome,
+  outcomeOf,
+  ResultType,
+  resultTypeForCode,
+  timeoutFailure,
+} from "./results.js";
 export { type ClientState, type StateStore, type StorageLike, webStorage } from "./state.js";
 export {
   argumentProblems,
   type Execution as LedgerEntry,
   ExecutionLedger,
-  failure,
   Handlers,
   success,
   type ToolContext,

@@ -27,7 +27,8 @@ import type { ClientEvent } from "./events.js";
 import { ToolError } from "./errors.js";
 import type { ConsentAnswer, ConsentRequest, Message, ToolUseCancel, ToolUseRequest, ToolUseResult } from "./messages.js";
 import { type ClientState, packMessage, type RestoredState } from "./state.js";
-import { type ExecutionLedger, failure, type Handlers, settled } from "./tools.js";
+import { failure } from "./results.js";
+import { type ExecutionLedger, type Handlers, settled } from "./tools.js";
 
 const MAX_REMEMBERED = 1_000;
 

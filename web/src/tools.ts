@@ -26,6 +26,7 @@
 
 import { check, DEFAULT_LIMITS, encode, type Limits } from "./codec.js";
 import { ToolError, UsageError } from "./errors.js";
+import { failure, timeoutFailure } from "./results.js";
 import type { Augmentation, ClientToolGroup, ContentItem, JsonSchema, ToolUseRequest, ToolUseResult } from "./messages.js";
 import { MessageType, type WireMap } from "./wire.js";
 
@@ -84,26 +85,24 @@ export class ToolResponse {
   }
 }
 
-/** A failed answer with a wire code (`unknown_tool`, `invalid_parameters`, ...). */
-export function failure(requestId: string, code: string, message: string): ToolUseResult {
-  return { type: MessageType.TOOL_USE_RESULT, id: requestId, success: false, errorCode: code, errorMessage: message };
-}
-
 /**
- * The answer for a handler's return value: text becomes a text item, any other JSON value a json
- * item; `result` is filled too for peers that read only the seed's body (a map as it is, another
- * value as `{"value": ...}`).
+ * The answer for a handler's return value; the value travels once. Text and any other JSON value
+ * travel in `result` (seed 001): a map as it is, another value as `{"value": ...}`. A
+ * `ToolResponse`'s content items travel in `content`.
  */
 export function success(requestId: string, value: unknown): ToolUseResult {
   const type = MessageType.TOOL_USE_RESULT;
   if (value instanceof ToolResponse) return fromResponse(requestId, value);
   if (value === undefined || value === null) return { type, id: requestId, success: true };
-  if (typeof value === "string") {
-    return { type, id: requestId, success: true, result: { value }, content: [{ type: "text", text: value }] };
-  }
   const wire = toWire(value);
-  const result = isPlainObject(wire) ? (wire as WireMap) : ({ value: wire } as WireMap);
-  return { type, id: requestId, success: true, result, content: [{ type: "json", value: wire }] };
+  const result = isPlainObject(wire) && !isValueObject(wire) ? (wire as WireMap) : ({ value: wire } as WireMap);
+  return { type, id: requestId, success: true, result };
+}
+
+/** `{"value": x}` stands for `x`: a map whose only key is `value` travels wrapped again. */
+function isValueObject(value: Record<string, unknown>): boolean {
+  const keys = Object.keys(value);
+  return keys.length === 1 && keys[0] === "value";
 }
 
 function fromResponse(requestId: string, response: ToolResponse): ToolUseResult {
@@ -260,10 +259,10 @@ export class Handlers {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let stop: (() => void) | undefined;
     const ended = new Promise<ToolUseResult>((resolve) => {
-      const message = `Tool execution exceeded timeout of ${deadline}ms`;
       timer = setTimeout(() => {
-        controller.abort(new ToolError(message, { code: "timeout" }));
-        resolve(failure(id, "timeout", message));
+        const answer = timeoutFailure(id, deadline);
+        controller.abort(new ToolError(answer.errorMessage ?? "", { code: "timeout" }));
+        resolve(answer);
       }, deadline);
       stop = () => {
         const reason: unknown = cancel?.reason;

@@ -140,10 +140,10 @@ describe("client tool requests", () => {
       success: true,
       result: { value: "selected text" },
       terminal: false,
-      content: [{ type: "text", text: "selected text" }],
+      content: [],
     });
     server.send(request("r2", "ShowMessage", { text: "hi", severity: null, count: 2 }));
-    expect(await server.result("r2")).toMatchObject({ success: true, result: { shown: true }, content: [{ type: "json", value: { shown: true } }] });
+    expect(await server.result("r2")).toMatchObject({ success: true, result: { shown: true }, content: [] }); // the value, once
     server.send(request("r3", "Nope"));
     expect(await server.result("r3")).toMatchObject({ success: false, errorCode: "unknown_tool", errorMessage: "This client has no tool 'Nope'." });
     server.send(request("r4", "ShowMessage", { severity: 3, extra: 1, count: 1.5 }));
@@ -195,6 +195,7 @@ describe("client tool requests", () => {
       success: false,
       errorCode: "timeout",
       errorMessage: "Tool execution exceeded timeout of 30ms",
+      result: { timeout: { durationMs: 30 } },
     });
     expect(signal?.aborted).toBe(true);
     server.send(request("r2", "ShowMessage", { text: "x" }));
@@ -399,7 +400,7 @@ describe("withdrawn calls and refused results", () => {
     for await (const event of run) seen.push(event);
     expect(seen.map((e) => e.kind)).toEqual(["runStarted", "clientToolStarted", "clientToolCall", "clientToolCanceled", "resultRefused", "runFinished"]);
     expect(seen.find((e) => e.kind === "clientToolCanceled")).toMatchObject({ requestId: "r1", running: false });
-    const sent = { type: 7, id: "r1", success: true, result: { value: "selected text" }, content: [{ type: "text", text: "selected text" }] };
+    const sent = { type: 7, id: "r1", success: true, result: { value: "selected text" } };
     expect(seen.find((e) => e.kind === "resultRefused")).toEqual({
       kind: "resultRefused",
       request: request("r1", "GetSelection", {}, { timeoutMs: 30_000 }),

@@ -28,10 +28,10 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectSendStream
 
+from .._extras import import_extra
 from ..client_tools.definitions import ClientToolGroup
 from ..client_tools.validation import validate_groups
 from ..errors import RegistrationError, ToolwireError, UsageError
-from ..models import import_extra
 from ..protocol import (
     DEFAULT_LIMITS,
     AssistantSentence,
@@ -49,6 +49,7 @@ from ..protocol import (
     ToolUseRequest,
     ToolUseResult,
     UserMessage,
+    tool_result,
 )
 from . import consent
 from .events import (
@@ -293,7 +294,7 @@ class Client:
                 self._requested(request)
             case ToolUseResult() as result:
                 tool = self._mirrored.pop(result.id, "")
-                self._emit(ServerToolResult(id=result.id, tool_name=tool, result=result.to_result(tool=tool)))
+                self._emit(ServerToolResult(id=result.id, tool_name=tool, result=tool_result(result, tool=tool)))
             case ToolUseCancel(id=request_id, code=code, reason=reason):
                 self._withdraw(request_id, code, reason)
             case ConsentRequest() as request:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Final, TypeAlias, cast
 
@@ -34,7 +34,7 @@ from ..client_tools.definitions import BinaryContent, ClientToolResponse, JsonCo
 from ..client_tools.validation import ArgumentValidator
 from ..envelopes import ToolResult, wrap_value
 from ..errors import ToolError, UsageError
-from ..protocol import DEFAULT_LIMITS, Envelope, Limits, ToolUseRequest, ToolUseResult, encode
+from ..protocol import DEFAULT_LIMITS, Envelope, Limits, ToolUseRequest, ToolUseResult, encode, result_message
 
 __all__ = ["Execution", "ExecutionLedger", "Handler", "Handlers", "failure", "success"]
 
@@ -54,31 +54,23 @@ def failure(request_id: str, code: str, message: str) -> ToolUseResult:
 
 
 def success(request_id: str, value: Any) -> ToolUseResult:
-    """The answer for a handler's return value (see `Handler`).
+    """The answer for a handler's return value (see `Handler`); the value travels once.
 
-    toolwire reads `content`: text becomes a text item, any other JSON value a json item, and
-    content items travel as they are. `result` is filled too, for peers that read only seed 001's
-    body: a map as it is, text or another value as `{"value": ...}` (`wrap_value`).
+    Text and any other JSON value travel in `result` (seed 001): a map as it is, text or another
+    value as `{"value": ...}` (`wrap_value`). Content items travel in `content`, as they are.
     """
     match value:
         case ClientToolResponse() as response:
             return _from_response(request_id, response)
         case None:
             return ToolUseResult(id=request_id, success=True)
-        case str() as text:
-            return ToolUseResult(
-                id=request_id, success=True, result={"value": text}, content=({"type": "text", "text": text},)
-            )
         case TextContent() | JsonContent() | BinaryContent() as item:
             return ToolUseResult(id=request_id, success=True, content=(_item(item),))
         case [TextContent() | JsonContent() | BinaryContent(), *_] if _all_items(value):
             items = cast("Sequence[_Item]", value)
             return ToolUseResult(id=request_id, success=True, content=tuple(_item(item) for item in items))
         case _:
-            result = wrap_value(value)
-            return ToolUseResult(
-                id=request_id, success=True, result=result, content=({"type": "json", "value": value},)
-            )
+            return ToolUseResult(id=request_id, success=True, result=wrap_value(value))
 
 
 def _all_items(value: Any) -> bool:
@@ -91,25 +83,13 @@ def _item(item: _Item) -> dict[str, Any]:
 
 
 def _from_response(request_id: str, response: ClientToolResponse) -> ToolUseResult:
-    augmentation = None if response.augmentation is None else response.augmentation.to_dict()
-    content = tuple(_item(item) for item in response.content)
-    reported: dict[str, Any] = {
-        "needs_followup": response.needs_followup,
-        "terminal": response.terminal,
-        "message": response.message,
-        "content": content,
-        "augmentation": augmentation,
-    }
+    message = response.to_message(request_id)
     if response.success:
-        return ToolUseResult(id=request_id, success=True, **reported)
-    return ToolUseResult(
-        id=request_id,
-        success=False,
-        error_code=response.error_code or "execution_error",
-        error_message=response.error_message or "the tool failed",
-        result_type=response.result_type,
-        result=response.payload,
-        **reported,
+        return message
+    return replace(
+        message,
+        error_code=message.error_code or "execution_error",
+        error_message=message.error_message or "the tool failed",
     )
 
 
@@ -220,7 +200,7 @@ class Handlers:
                 return failure(request.id, "execution_error", str(exc) or type(exc).__name__)
             return self._checked(success(request.id, value))
         # A sync handler goes on in its thread: what it does next is unknown, and the server says so.
-        return ToolUseResult.from_result(ToolResult.timeout(None, deadline_ms, not handler.is_async), request.id)
+        return result_message(ToolResult.timeout(None, deadline_ms, not handler.is_async), request.id)
 
     def _problems(self, name: str, handler: _Registered, arguments: Mapping[str, Any]) -> str:
         validator = self.validators.get(name)

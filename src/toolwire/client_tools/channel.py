@@ -31,7 +31,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, runtime_checkable
 
 import anyio
 
@@ -39,7 +39,11 @@ from ..errors import ClientDisconnected, UsageError
 from ..policy import ConsentAnswer, ConsentHandler, ConsentRequest
 
 if TYPE_CHECKING:  # the definitions load pydantic models; the loop imports this module eagerly
+    from ..protocol import ToolUseResult
     from .definitions import ClientToolRequest, ClientToolResponse
+
+    ClientAnswer: TypeAlias = ClientToolResponse | ToolUseResult
+    """A client's answer: a wire client's ToolUseResult, or an in-process channel's response."""
 
 __all__ = [
     "DEFAULT_FALLBACK_TEMPLATE",
@@ -174,7 +178,7 @@ class _Pending:
         self.request = request
         """None for a claim made before any call asked for the request (see `ClientHub.claim`)."""
         self.channel: ClientChannel | None = None
-        self.response: ClientToolResponse | None = None
+        self.response: ClientAnswer | None = None
         self.changed = anyio.Event()
         self.claimed = False
         """A response arrived and is being saved (`ClientHub.claim`); nothing is sent meanwhile."""
@@ -329,7 +333,7 @@ class ClientHub:
         pending.claimed = True
         return Claim(request_id, pending)
 
-    def settle(self, claim: Claim, response: ClientToolResponse | None) -> None:
+    def settle(self, claim: Claim, response: ClientAnswer | None) -> None:
         """End a claim: `response` (saved) goes to the call waiting for it; None gives it up."""
         pending = claim.pending
         pending.claimed = False
@@ -370,9 +374,9 @@ class ClientHub:
         *,
         retry: RetryWithBackoff | None = None,
         on_sent: Callable[[], Awaitable[object]] | None = None,
-        answered: Callable[[], Awaitable[ClientToolResponse | None]] | None = None,
+        answered: Callable[[], Awaitable[ClientAnswer | None]] | None = None,
         grace: float = 0.0,
-    ) -> ClientToolResponse | None:
+    ) -> ClientAnswer | None:
         """Send `request` to the thread's client and return its response; None if the client is gone.
 
         When the client leaves (or left less than `grace` seconds ago), the call waits up to
@@ -428,7 +432,7 @@ class ClientHub:
 
     async def _send_and_wait(
         self, pending: _Pending, on_sent: Callable[[], Awaitable[object]] | None
-    ) -> ClientToolResponse | None:
+    ) -> ClientAnswer | None:
         while pending.claimed:  # an answer is being saved: send nothing, wait for it
             await pending.changed.wait()
             pending.changed = anyio.Event()

@@ -39,6 +39,8 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails
 
 from ..errors import EnvelopeError, RegistrationError
+from ..protocol.results import content_value
+from ..protocol.tool_use import ToolUseResult
 
 __all__ = [
     "MAX_CONTEXT_ITEMS",
@@ -338,19 +340,9 @@ def content_to_data(items: Sequence[TextContent | JsonContent | BinaryContent]) 
 
     No items give `None`, one text item its string, one JSON item its value and one binary item
     its `{"type": "binary", ...}` object; several items give a list of such objects, with
-    binary data as base64.
+    binary data as base64 (`toolwire.protocol.results.content_value`).
     """
-    match items:
-        case []:
-            return None
-        case [TextContent(text=text)]:
-            return text
-        case [JsonContent(value=value)]:
-            return value
-        case [BinaryContent() as binary]:
-            return binary.to_dict()
-        case _:
-            return [item.to_dict() for item in items]
+    return content_value(item.to_dict(binary="bytes") for item in items)
 
 
 class ClientToolResponse(_WireModel):
@@ -377,7 +369,7 @@ class ClientToolResponse(_WireModel):
     payload: dict[str, Any] | None = None
     """The failure's seed 000 payload, when the client sent one (a ToolUseResult's `result` on a
     failure), e.g. `{"timeout": {"durationMs": 5000, "effectUnknown": true}}`; what it says wins
-    over `error_message` (see `ToolResult.from_failure`)."""
+    over `error_message` (see `toolwire.protocol.results.failure_result`)."""
     augmentation: Augmentation | None = None
     """Changes to the thread's client tools, applied only if they pass registration checks."""
 
@@ -385,6 +377,30 @@ class ClientToolResponse(_WireModel):
         """Return the camelCase JSON shape; `binary="bytes"` keeps binary content raw for MessagePack."""
         data = self.model_dump(mode="json", by_alias=True, exclude={"content"})
         return {**data, "content": [item.to_dict(binary=binary) for item in self.content]}
+
+    def to_message(self, request_id: str | None = None) -> ToolUseResult:
+        """Return the ToolUseResult this response stands for (what a wire client sends).
+
+        Content items travel in `content` (binary data raw), a failure's payload in `result`; a
+        failure without a code gets its outcome type's default code (`execution_error` without
+        a `result_type`) from `toolwire.protocol.results.tool_result`.
+
+        Args:
+            request_id: The request answered; defaults to this response's `request_id`.
+        """
+        return ToolUseResult(
+            id=self.request_id if request_id is None else request_id,
+            success=self.success,
+            result=None if self.success else self.payload,
+            error_code=None if self.success else self.error_code,
+            error_message=None if self.success else self.error_message,
+            result_type=None if self.success else self.result_type,
+            needs_followup=self.needs_followup,
+            terminal=self.terminal,
+            message=self.message,
+            content=tuple(item.to_dict(binary="bytes") for item in self.content),
+            augmentation=None if self.augmentation is None else self.augmentation.to_dict(),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,15 +11,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Final
 
 import anyio
 
-from ..envelopes import ResultType, ToolResult
-from ..errors import InvalidArguments, RegistrationError
+from ..envelopes import ToolResult
+from ..errors import EnvelopeError, InvalidArguments, RegistrationError
 from ..messages import ToolDefinition
 from ..modes import ToolMode, classify_tool
+from ..protocol import ToolUseResult, tool_result
+from ..protocol.results import answer_from_json
 from ..store import CallState, LedgerEntry, Store
 from ..tools import Tool, Toolbox, ToolContext
 from .channel import ClientHub, ClientToolsConfig, FailFast, FallbackMessage, RetryWithBackoff, new_request_id
@@ -30,12 +31,11 @@ from .definitions import (
     ClientToolRequest,
     ClientToolResponse,
     container_name,
-    content_to_data,
 )
 from .state import ClientState
 from .validation import ArgumentValidator, validate_groups
 
-__all__ = ["ClientSession", "ClientToolProxy", "result_of"]
+__all__ = ["ClientSession", "ClientToolProxy"]
 
 _log = logging.getLogger("toolwire.client_tools")
 
@@ -274,25 +274,25 @@ class ClientSession:
         unknown (the client may have run it).
         """
         if entry.answer is not None:
-            return self._result(request, ClientToolResponse.from_dict(entry.answer))
+            return self._result(request, answer_from_json(entry.answer))
         timeout = self.config.invoke_timeout
         remaining = timeout if entry.deadline is None else entry.deadline - time.time()
         with anyio.move_on_after(max(0.0, remaining)):
             return await self._exchange(request, answered=self._saved_answer(entry.call.id))
         return ToolResult.timeout(request.call_id, round(timeout * 1000), True)
 
-    def _saved_answer(self, call_id: str) -> Callable[[], Awaitable[ClientToolResponse | None]]:
-        async def saved() -> ClientToolResponse | None:
+    def _saved_answer(self, call_id: str) -> Callable[[], Awaitable[ToolUseResult | None]]:
+        async def saved() -> ToolUseResult | None:
             # An answer the client replayed may have been saved since the ledger was read.
             entry = await self.store.get_call(self.thread_id, call_id)
-            return None if entry is None or entry.answer is None else ClientToolResponse.from_dict(entry.answer)
+            return None if entry is None or entry.answer is None else answer_from_json(entry.answer)
 
         return saved
 
     async def _exchange(
         self,
         request: ClientToolRequest,
-        answered: Callable[[], Awaitable[ClientToolResponse | None]] | None = None,
+        answered: Callable[[], Awaitable[ToolUseResult | None]] | None = None,
     ) -> ToolResult:
         """Send a request through the hub under the disconnection strategy; turn the answer into a result."""
         strategy = self.config.disconnection
@@ -315,10 +315,13 @@ class ClientSession:
             return ToolResult.error(request.call_id, fallback.message(name), code="client_disconnected")
         return self._result(request, response)
 
-    def _result(self, request: ClientToolRequest, response: ClientToolResponse) -> ToolResult:
-        if response.augmentation is not None and not response.augmentation.is_empty:
-            self._augmentations[request.call_id] = response.augmentation
-        return result_of(response, request.call_id, request.tool_name, self.config.invoke_timeout)
+    def _result(self, request: ClientToolRequest, answer: ClientToolResponse | ToolUseResult) -> ToolResult:
+        """The outcome a client's answer reports (`protocol.results.tool_result`); keeps its augmentation."""
+        message = answer.to_message() if isinstance(answer, ClientToolResponse) else answer
+        if (augmentation := _augmentation_of(message, request.tool_name)) is not None:
+            self._augmentations[request.call_id] = augmentation
+        deadline_ms = round(self.config.invoke_timeout * 1000)
+        return tool_result(message, call_id=request.call_id, tool=request.tool_name, deadline_ms=deadline_ms)
 
     def _dispatched(self, call_id: str) -> Callable[[], Awaitable[None]]:
         async def record() -> None:
@@ -383,34 +386,13 @@ class ClientSession:
         await self.store.save_client_state(self.thread_id, None if self.state.empty else self.state.to_dict())
 
 
-def result_of(response: ClientToolResponse, call_id: str, tool_name: str, invoke_timeout: float) -> ToolResult:
-    """The `ToolResult` a client's response stands for: the outcome the client reported.
-
-    A failure's outcome type is its `result_type` when set, else its error code's. A Timeout lasts
-    what the client says (its `payload`'s `durationMs`, else "Tool execution exceeded timeout of
-    Nms", else the deadline `invoke_timeout`), and its effect is unknown only when the client says
-    so (see `ToolResult.from_failure`).
-    """
-    if response.success:
-        result = ToolResult.ok(
-            call_id, content_to_data(response.content), message=response.message, terminal=response.terminal
-        )
-        return result if response.needs_followup is None else replace(result, needs_followup=response.needs_followup)
-    result = ToolResult.from_failure(
-        call_id,
-        response.error_code or "execution_error",
-        response.error_message or f"The client reported that '{tool_name}' failed.",
-        type=None if response.result_type is None else ResultType(response.result_type),
-        payload=response.payload,
-        tool=tool_name,
-        deadline_ms=round(invoke_timeout * 1000),
-        needs_followup=response.needs_followup,
-    )
-    changes: dict[str, Any] = {}
-    if response.content and result.type is ResultType.ERROR:
-        changes["data"] = content_to_data(response.content)
-    if response.terminal:
-        changes.update(terminal=True, needs_followup=False)
-    if response.message is not None:
-        changes["message"] = response.message
-    return replace(result, **changes) if changes else result
+def _augmentation_of(message: ToolUseResult, tool_name: str) -> Augmentation | None:
+    """The augmentation an answer carries; one that does not pass the registration checks is dropped."""
+    if message.augmentation is None:
+        return None
+    try:
+        augmentation = Augmentation.from_dict(message.augmentation)
+    except (RegistrationError, EnvelopeError) as exc:
+        _log.warning("ignored the augmentation of the answer for '%s': %s", tool_name, exc)
+        return None
+    return None if augmentation.is_empty else augmentation

@@ -12,15 +12,13 @@ Adapters: `toolwire.testing.ScriptedModel` and `FunctionModel` (tests), `models.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Literal, Protocol
 
+from .._extras import import_extra as import_extra
 from .._fast import quick_init
 from ..envelopes import ToolCall
-from ..errors import UsageError
 from ..messages import Message, ToolDefinition, Usage
 
 __all__ = [
@@ -92,15 +90,3 @@ class Model(Protocol):
             ProviderError: The model could not be reached or refused the request.
         """
         ...
-
-
-def import_extra(module: str, extra: str) -> ModuleType:
-    """Import an optional dependency, or fail with the `pip install` line that provides it.
-
-    Raises:
-        UsageError: The module is not installed.
-    """
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise UsageError(f"this feature needs the '{extra}' extra: pip install 'toolwire[{extra}]' ({exc})") from exc

@@ -5,7 +5,8 @@
 | `wire` | `MessageType` numbers and the typed reader of a body's fields |
 | `errors` | `ProtocolError`, `ErrorCode` (the ErrorMessage code table), `Severity` |
 | `conversation` | the published protocol's messages: errors, text, acknowledgements, the handshake |
-| `tool_use` | `ToolUseRequest`, `ToolUseResult` (and their mapping to `ToolResult`) |
+| `tool_use` | `ToolUseRequest`, `ToolUseResult` |
+| `results` | the one converter between `ToolResult` and `ToolUseResult`: `result_message`, `tool_result` |
 | `extensions` | toolwire's own messages from 100: tool registration, consent, run status |
 | `messages` | `Envelope`, the `Message` union, `parse_body` |
 | `codec` | `encode`, `decode`, `Limits` |
@@ -51,6 +52,8 @@ from .messages import ToolUseRequest as ToolUseRequest
 from .messages import ToolUseResult as ToolUseResult
 from .messages import UserMessage as UserMessage
 from .messages import parse_body as parse_body
+from .results import result_message as result_message
+from .results import tool_result as tool_result
 from .sequencing import Role as Role
 from .sequencing import Sequencing as Sequencing
 from .tool_use import Execution as Execution
@@ -95,4 +98,6 @@ __all__ = [
     "encode",
     "parse_body",
     "read_frame",
+    "result_message",
+    "tool_result",
 ]

@@ -2,10 +2,8 @@
 
 The server sends a ToolUseRequest for every tool call: `execution="client"` asks the client to run
 the tool and answer with a ToolUseResult; `"server"` requests and their results are sent for
-transparency only. A ToolUseResult's `id` is the request's id; `ToolUseResult.from_result()` and
-`.to_result()` convert to and from `ToolResult` (through `ToolResult.to_wire()` and
-`ToolResult.from_failure()`), adding the fields the seed body lacks (`resultType`,
-`needsFollowup`, `terminal`, `message`) and the client's `content` and `augmentation`.
+transparency only. A ToolUseResult's `id` is the request's id; `protocol.results` converts it to
+and from `ToolResult` (`result_message`, `tool_result`).
 
 A ToolUseResult whose id can be read but whose body cannot (a `resultType` out of range, a
 `result` that is not a map...) is refused with 105 like any bad message, and `Connection.receive`
@@ -15,11 +13,11 @@ the call waiting for it ends at once instead of at its deadline.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, Self, cast
 
-from ..envelopes import ResultType, ToolResult, result_type_for_code, unwrap_value
+from ..envelopes import ResultType
 from .conversation import without_none
 from .errors import ErrorCode, ProtocolError
 from .wire import Fields, MessageType
@@ -97,7 +95,9 @@ class ToolUseResult:
     success: bool
     """True when the tool ran and returned a value."""
     result: dict[str, Any] | None = None
-    """The value on success; a value that is not a map travels as `{"value": ...}`."""
+    """The value on success (a value that is not a map travels as `{"value": ...}`); on failure,
+    the outcome's seed 000 payload: `{"timeout": {"durationMs", "effectUnknown"}}`, `{"denied":
+    {"tool", "reason"}}`, `{"canceled": {"reason", "by"}}`, `{"error": {"type"}}`."""
     error_code: str | None = None
     """On failure: `unknown_tool`, `invalid_parameters`, `execution_error`, `timeout`, ... or a tool's own."""
     error_message: str | None = None
@@ -105,14 +105,16 @@ class ToolUseResult:
     result_type: int | None = None
     """The `ResultType` (0–4), sent only when `errorCode` does not imply it."""
     needs_followup: bool | None = None
-    """Sent only when it differs from the default (false on success, true on failure)."""
+    """Sent only when it differs from the default (false on success; true on failure, false when
+    `terminal`)."""
     terminal: bool = False
     """The run ends after this call's batch."""
     message: str | None = None
     """Text for the user."""
     content: tuple[dict[str, Any], ...] = ()
-    """A client tool's items: `{"type": "text", "text"}`, `{"type": "json", "value"}`,
-    `{"type": "binary", "mimeType", "data": <bin>, "filename"}` (the `to_dict(binary="bytes")` shapes)."""
+    """A client tool's items, sent instead of a `result` (never both): `{"type": "text", "text"}`,
+    `{"type": "json", "value"}`, `{"type": "binary", "mimeType", "data": <bin>, "filename"}` (the
+    `to_dict(binary="bytes")` shapes)."""
     augmentation: dict[str, Any] | None = None
     """Changes to the thread's client tools, in `Augmentation.to_dict()` shape."""
     problem: str | None = None
@@ -141,76 +143,6 @@ class ToolUseResult:
             error_message=f"The tool's result could not be read: {problem}",
             problem=problem,
         )
-
-    @classmethod
-    def from_result(
-        cls,
-        result: ToolResult,
-        request_id: str,
-        *,
-        content: Iterable[Mapping[str, Any]] = (),
-        augmentation: Mapping[str, Any] | None = None,
-    ) -> Self:
-        """Build the message for a `ToolResult` answering the request `request_id`."""
-        body = result.to_wire(request_id)
-        success = cast(bool, body["success"])
-        implied = ResultType.SUCCESS if success else result_type_for_code(body["errorCode"])
-        value = body.get("result")
-        return cls(
-            id=request_id,
-            success=success,
-            result=None if value is None else dict(value),
-            error_code=body.get("errorCode"),
-            error_message=body.get("errorMessage"),
-            result_type=None if result.type is implied else int(result.type),
-            needs_followup=None if result.needs_followup is not success else result.needs_followup,
-            terminal=result.terminal,
-            message=result.message,
-            content=tuple(dict(item) for item in content),
-            augmentation=None if augmentation is None else dict(augmentation),
-        )
-
-    def to_result(self, *, call_id: str | None = None, tool: str | None = None) -> ToolResult:
-        """Return the `ToolResult` this message carries, bound to the model's `call_id`.
-
-        Args:
-            call_id: The model's call id; defaults to the request id.
-            tool: The tool the request was for, recorded in a Denied payload.
-
-        A failure is the outcome the sender reported (`ToolResult.from_failure`): `resultType`
-        wins over the code's type, and a `result` on a failure is the outcome's seed 000 payload.
-        `content` and `augmentation` are not part of a `ToolResult`; the client tools layer reads
-        them from this message.
-
-        Raises:
-            ProtocolError: 105 when `result_type` is not an outcome type.
-        """
-        bound = self.id if call_id is None else call_id
-        if self.success:
-            outcome = ToolResult.ok(bound, unwrap_value(self.result))
-        else:
-            try:
-                named = None if self.result_type is None else ResultType(self.result_type)
-            except ValueError:
-                message = f"ToolUseResult.resultType must be an integer in 0..4, got {self.result_type!r}"
-                raise ProtocolError(ErrorCode.INVALID_MESSAGE, message) from None
-            outcome = ToolResult.from_failure(
-                bound,
-                self.error_code or "execution_error",
-                self.error_message or "",
-                type=named,
-                payload=self.result,
-                tool=tool,
-                needs_followup=True,
-            )
-        changes: dict[str, Any] = {}
-        if self.needs_followup is not None:
-            changes["needs_followup"] = self.needs_followup
-        if self.terminal:
-            changes["terminal"] = True
-        if self.message is not None:
-            changes["message"] = self.message
-        return replace(outcome, **changes) if changes else outcome
 
     def to_body(self) -> dict[str, Any]:
         """Return the wire body."""

@@ -25,8 +25,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ..client_tools.channel import Claim
-from ..client_tools.definitions import ClientToolRequest, ClientToolResponse
-from ..envelopes import DEFAULT_CODES, ResultType, unwrap_value
+from ..client_tools.definitions import ClientToolRequest
 from ..errors import ClientDisconnected, ProviderError, RegistrationError
 from ..events import ModelRequestStarted, RunEvent, RunFinished
 from ..loop import Agent
@@ -52,11 +51,13 @@ from ..protocol import (
     ToolUseRequest,
     ToolUseResult,
     decode,
+    result_message,
 )
+from ..protocol.results import answer_json
 from ..store import CallState, LedgerEntry
 from ..tools import Cancellation
 
-__all__ = ["ServerConversation", "response_of"]
+__all__ = ["ServerConversation"]
 
 _log = logging.getLogger("toolwire.server")
 
@@ -192,7 +193,7 @@ class ServerConversation:
     async def _take(self, results: list[Envelope]) -> list[Envelope]:
         """Claim, save and hand over client results (the lock held); return the refused ones."""
         hub = self.agent.clients
-        taken: list[tuple[Claim, str, ClientToolResponse, Envelope]] = []
+        taken: list[tuple[Claim, str, ToolUseResult, Envelope]] = []
         refused: list[Envelope] = []
         waiting: dict[str | None, LedgerEntry] | None = None
         for envelope in results:
@@ -213,17 +214,17 @@ class ServerConversation:
                     refused.append(envelope)
                     continue
                 call_id = entry.call.id
-            taken.append((claim, call_id, response_of(result), envelope))
+            taken.append((claim, call_id, result, envelope))
         if not taken:
             return refused
         saved: frozenset[str] = frozenset()
         try:
-            saved = await self._save(answered={call_id: response.to_dict() for _, call_id, response, _ in taken})
+            saved = await self._save(answered={call_id: answer_json(result) for _, call_id, result, _ in taken})
         finally:  # every claim ends, also when the save failed (the calls keep waiting, nothing was taken)
-            for claim, call_id, response, envelope in taken:
+            for claim, call_id, result, envelope in taken:
                 if call_id in saved:
                     self.answered.add(call_id)
-                    hub.settle(claim, response)
+                    hub.settle(claim, result)
                 else:
                     hub.settle(claim, None)
                     refused.append(envelope)
@@ -515,7 +516,7 @@ class _Relay:
             case ToolCallStarted():
                 return False
             case ToolCallFinished(call=call, result=result) if call.name in server_tools:
-                send(ToolUseResult.from_result(result, call.id))
+                send(result_message(result, call.id))
             case ToolCallFinished(call=call, result=result):
                 # A client call the server settled without asking the client (the policy denied it,
                 # its arguments were invalid, the tool is unknown, the run stopped first) is shown
@@ -528,7 +529,7 @@ class _Relay:
                         return False
                     # Settled without the client's answer (its deadline, a stop, the client gone):
                     # the client may still run it; it should stop, and send no result.
-                    code = result.error_code or DEFAULT_CODES.get(result.type) or "canceled"
+                    code = result.wire_code or "canceled"
                     send(ToolUseCancel(id=request_id, code=code, reason=result.error or result.message))
                     return True
                 if result.success:
@@ -542,7 +543,7 @@ class _Relay:
                         call_id=call.id,
                     )
                 )
-                send(ToolUseResult.from_result(result, call.id))
+                send(result_message(result, call.id))
             case RunFinished(result=result):
                 if self.answer_id is not None:
                     send(AssistantSentence(message_id=self.answer_id, sequence=self.sentence, text="", is_final=True))
@@ -564,38 +565,3 @@ class _Relay:
             case _:
                 return False
         return True
-
-
-def response_of(result: ToolUseResult) -> ClientToolResponse:
-    """The client tools layer's view of a ToolUseResult (a JSON `result` travels as JSON content).
-
-    A failure keeps what the client reported: its `resultType`, and in `payload` the seed 000
-    payload its `result` carries (e.g. a timeout's `durationMs` and `effectUnknown`). A result the
-    connection could not read (`result.problem`) is a failure with code `invalid_result`.
-    """
-    data: dict[str, object] = {
-        "requestId": result.id,
-        "success": result.success,
-        "content": list(result.content),
-        "errorMessage": result.error_message,
-        "errorCode": result.error_code or _code_of(result.result_type),
-        "resultType": result.result_type,
-        "terminal": result.terminal,
-        "needsFollowup": result.needs_followup,
-        "message": result.message,
-    }
-    if result.result is not None:
-        if not result.success:
-            data["payload"] = result.result
-        elif not result.content:
-            data["content"] = [{"type": "json", "value": unwrap_value(result.result)}]
-    if result.augmentation is not None:
-        data["augmentation"] = result.augmentation
-    return ClientToolResponse.from_dict(data)
-
-
-def _code_of(result_type: int | None) -> str | None:
-    """The wire code a ToolUseResult's `resultType` stands for, when it names no `errorCode`."""
-    if result_type is None or result_type == ResultType.SUCCESS:
-        return None
-    return DEFAULT_CODES.get(ResultType(result_type))

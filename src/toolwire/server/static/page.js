@@ -2,6 +2,7 @@
 import { ConnectionClosed, ErrorCode, ToolwireClient, webStorage } from "./toolwire-client.js";
 
 // page/timeline.ts
+import { outcomeOf as readOutcome, resultTypeForCode } from "./toolwire-client.js";
 var BY_TYPE = ["success", "error", "canceled", "timeout", "denied"];
 var DETAIL_CHARS = 400;
 function emptyTimeline() {
@@ -11,22 +12,13 @@ function answerText(entry) {
   return entry.parts.join("");
 }
 function outcomeOf(result) {
-  if (result.success) return "success";
-  const byType = result.resultType === void 0 ? void 0 : BY_TYPE[result.resultType];
-  if (byType !== void 0 && byType !== "success") return byType;
-  return outcomeOfCode(result.errorCode);
+  return BY_TYPE[readOutcome(result).type];
 }
 function outcomeOfCode(code) {
-  return code === "timeout" || code === "canceled" || code === "denied" ? code : "error";
+  return code === void 0 ? "error" : BY_TYPE[resultTypeForCode(code)];
 }
 function valueOf(result) {
-  const items = result.content ?? [];
-  const [item] = items;
-  if (items.length === 1 && item?.type === "json") return item.value;
-  if (items.length === 1 && item?.type === "text") return item.text;
-  const map = result.result;
-  if (map !== void 0 && Object.keys(map).length === 1 && "value" in map) return map.value;
-  return map;
+  return readOutcome(result).value;
 }
 function jsonText(value, limit = DETAIL_CHARS) {
   const text = JSON.stringify(value, (_key, item) => {

@@ -489,6 +489,55 @@ export type ConsentHandler = (request: ConsentRequest) => boolean | ConsentDecis
 export declare const NO_HANDLER = "no consent handler in this client";
 /** Ask `handler` about `request`; never rejects. */
 export declare function decide(handler: ConsentHandler | undefined, request: ConsentRequest): Promise<ConsentAnswer>;
+/** How a tool call concluded (seed 000). */
+export declare const ResultType: {
+	readonly SUCCESS: 0;
+	readonly ERROR: 1;
+	readonly CANCELED: 2;
+	readonly TIMEOUT: 3;
+	readonly DENIED: 4;
+};
+export type ResultType = (typeof ResultType)[keyof typeof ResultType];
+/** The wire error codes and the outcome type of each; any other code is an Error. */
+export declare const CODE_RESULT_TYPES: Readonly<Record<string, ResultType>>;
+/** The code of each failed outcome type when a result names none of its own. */
+export declare const DEFAULT_CODES: Readonly<Record<Exclude<ResultType, 0>, string>>;
+/** The outcome type a wire error code stands for (a code of a tool's own is an Error). */
+export declare function resultTypeForCode(code: string): ResultType;
+/** A failed answer with a wire code (`unknown_tool`, `invalid_parameters`, ...). */
+export declare function failure(requestId: string, code: string, message: string): ToolUseResult;
+/** The answer of a handler that ran past `durationMs`: the seed's text, and the duration as a field. */
+export declare function timeoutFailure(requestId: string, durationMs: number, effectUnknown?: boolean): ToolUseResult;
+/** What a ToolUseResult reports, read from its structured fields, else from the seed's texts. */
+export interface Outcome {
+	type: ResultType;
+	/** The wire code of a failure (its own, or its type's default). */
+	code?: string;
+	/** A failure's text. */
+	message?: string;
+	/** A success's value: its content items' value, else its `result` (`{"value": x}` is `x`). */
+	value?: unknown;
+	/** Timeout: the deadline that passed (null when unknown). */
+	durationMs?: number | null;
+	/** Timeout: the tool could not be stopped and may still finish its work. */
+	effectUnknown?: boolean;
+	/** Denied: the tool refused. */
+	tool?: string;
+	/** Denied, Canceled: why. */
+	reason?: string;
+	/** Canceled: `user`, `policy` or `system`. */
+	by?: string;
+}
+/**
+ * Read a ToolUseResult (e.g. a `serverToolResult`'s).
+ *
+ * @param context what the request said: its tool (a Denied names it) and its deadline (a Timeout
+ *   that gives no duration lasted it).
+ */
+export declare function outcomeOf(result: ToolUseResult, context?: {
+	toolName?: string;
+	deadlineMs?: number;
+}): Outcome;
 /** The state of the client's connection. */
 export type ConnectionState = "connecting" | "open" | "reconnecting" | "closed";
 export interface ConnectionEvent {
@@ -546,6 +595,8 @@ export interface ServerToolCallEvent {
 export interface ServerToolResultEvent {
 	kind: "serverToolResult";
 	result: ToolUseResult;
+	/** What the result reports (`outcomeOf`): its outcome type and details (a timeout's duration, ...). */
+	outcome: Outcome;
 	/** "" when the call itself was not seen (e.g. sent before this client connected). */
 	toolName: string;
 }
@@ -736,12 +787,10 @@ export declare class ToolResponse {
 	readonly augmentation: Augmentation | undefined;
 	constructor(init?: ToolResponseInit);
 }
-/** A failed answer with a wire code (`unknown_tool`, `invalid_parameters`, ...). */
-export declare function failure(requestId: string, code: string, message: string): ToolUseResult;
 /**
- * The answer for a handler's return value: text becomes a text item, any other JSON value a json
- * item; `result` is filled too for peers that read only the seed's body (a map as it is, another
- * value as `{"value": ...}`).
+ * The answer for a handler's return value; the value travels once. Text and any other JSON value
+ * travel in `result` (seed 001): a map as it is, another value as `{"value": ...}`. A
+ * `ToolResponse`'s content items travel in `content`.
  */
 export declare function success(requestId: string, value: unknown): ToolUseResult;
 /**

@@ -1505,10 +1505,10 @@ var ProtocolError = class extends ToolwireError {
   recoverable;
   /** The stanza id of the refused frame, when it could be read. */
   originatingId;
-  constructor(code, detail, recoverable, originatingId) {
-    super(`[${code}] ${detail}`);
+  constructor(code, detail2, recoverable, originatingId) {
+    super(`[${code}] ${detail2}`);
     this.code = code;
-    this.detail = detail;
+    this.detail = detail2;
     this.recoverable = recoverable ?? defaultRecoverable(code);
     this.originatingId = originatingId;
   }
@@ -2792,18 +2792,18 @@ function streamEvent(message) {
       return { kind: "assistantMessage", id, content, ...previousId !== void 0 && { previousId } };
     }
     case MessageType.RUN_STATUS: {
-      const { runId, reason, detail, output, messageId } = message;
+      const { runId, reason, detail: detail2, output, messageId } = message;
       const answering = messageId === void 0 ? {} : { messageId };
       if (message.status === "started") return { kind: "runStarted", runId, ...answering };
       if (message.status === "failed") {
-        return { kind: "runFailed", runId, ...answering, message: `the run failed: ${detail ?? "no reason given"}` };
+        return { kind: "runFailed", runId, ...answering, message: `the run failed: ${detail2 ?? "no reason given"}` };
       }
       return {
         kind: "runFinished",
         runId,
         ...answering,
         ...reason !== void 0 && { reason },
-        ...detail !== void 0 && { detail },
+        ...detail2 !== void 0 && { detail: detail2 },
         ...output !== void 0 && { output }
       };
     }
@@ -2986,6 +2986,86 @@ function withdrawal(value) {
   return { code, ...typeof reason === "string" && { reason } };
 }
 
+// src/results.ts
+var ResultType = { SUCCESS: 0, ERROR: 1, CANCELED: 2, TIMEOUT: 3, DENIED: 4 };
+var CODE_RESULT_TYPES = Object.freeze({
+  unknown_tool: ResultType.ERROR,
+  invalid_parameters: ResultType.ERROR,
+  execution_error: ResultType.ERROR,
+  client_disconnected: ResultType.ERROR,
+  result_too_large: ResultType.ERROR,
+  invalid_result: ResultType.ERROR,
+  timeout: ResultType.TIMEOUT,
+  canceled: ResultType.CANCELED,
+  denied: ResultType.DENIED
+});
+var DEFAULT_CODES = Object.freeze({
+  [ResultType.ERROR]: "execution_error",
+  [ResultType.CANCELED]: "canceled",
+  [ResultType.TIMEOUT]: "timeout",
+  [ResultType.DENIED]: "denied"
+});
+function resultTypeForCode(code) {
+  return Object.hasOwn(CODE_RESULT_TYPES, code) ? CODE_RESULT_TYPES[code] : ResultType.ERROR;
+}
+function failure(requestId, code, message) {
+  return { type: MessageType.TOOL_USE_RESULT, id: requestId, success: false, errorCode: code, errorMessage: message };
+}
+var EFFECT_UNKNOWN_NOTE = " (the tool could not be stopped; its effect is unknown)";
+function timeoutFailure(requestId, durationMs, effectUnknown = false) {
+  const text = `Tool execution exceeded timeout of ${durationMs}ms`;
+  const detail2 = effectUnknown ? { durationMs, effectUnknown: true } : { durationMs };
+  return { ...failure(requestId, "timeout", effectUnknown ? text + EFFECT_UNKNOWN_NOTE : text), result: { timeout: detail2 } };
+}
+function outcomeOf(result, context = {}) {
+  if (result.success) {
+    return { type: ResultType.SUCCESS, value: result.content?.length ? contentValue(result.content) : unwrapValue(result.result) };
+  }
+  const named = result.resultType;
+  const type = named !== void 0 && named > 0 && named <= 4 ? named : resultTypeForCode(result.errorCode ?? "");
+  const code = result.errorCode ?? DEFAULT_CODES[type];
+  const message = result.errorMessage ?? "";
+  const outcome = { type, code, message };
+  switch (type) {
+    case ResultType.TIMEOUT: {
+      const sent = detail(result.result, "timeout");
+      const duration = sent.durationMs;
+      const found = /timeout of (\d+)\s*ms/.exec(message);
+      outcome.durationMs = typeof duration === "number" && Number.isInteger(duration) && duration >= 0 ? duration : found ? Number(found[1]) : context.deadlineMs ?? null;
+      outcome.effectUnknown = sent.effectUnknown === true || message.endsWith(EFFECT_UNKNOWN_NOTE);
+      break;
+    }
+    case ResultType.DENIED: {
+      const sent = detail(result.result, "denied");
+      const standard = /^Call to '(.*?)' was denied: ([\s\S]*)$/.exec(message);
+      outcome.tool = context.toolName || (typeof sent.tool === "string" ? sent.tool : standard?.[1] ?? "");
+      outcome.reason = typeof sent.reason === "string" ? sent.reason : standard?.[2] ?? message;
+      break;
+    }
+    case ResultType.CANCELED: {
+      const sent = detail(result.result, "canceled");
+      outcome.reason = typeof sent.reason === "string" ? sent.reason : message;
+      outcome.by = sent.by === "policy" || sent.by === "system" ? sent.by : "user";
+      break;
+    }
+  }
+  return outcome;
+}
+function detail(result, key) {
+  const inner = result?.[key];
+  return isMap(inner) ? inner : {};
+}
+function unwrapValue(value) {
+  if (value === void 0) return void 0;
+  const keys = Object.keys(value);
+  return keys.length === 1 && keys[0] === "value" ? value.value : value;
+}
+function contentValue(items) {
+  const [first] = items;
+  if (items.length !== 1 || first === void 0) return items;
+  return first.type === "text" ? first.text : first.type === "json" ? first.value : first;
+}
+
 // src/tools.ts
 var ToolResponse = class {
   content;
@@ -3001,19 +3081,17 @@ var ToolResponse = class {
     this.augmentation = init.augmentation;
   }
 };
-function failure(requestId, code, message) {
-  return { type: MessageType.TOOL_USE_RESULT, id: requestId, success: false, errorCode: code, errorMessage: message };
-}
 function success(requestId, value) {
   const type = MessageType.TOOL_USE_RESULT;
   if (value instanceof ToolResponse) return fromResponse(requestId, value);
   if (value === void 0 || value === null) return { type, id: requestId, success: true };
-  if (typeof value === "string") {
-    return { type, id: requestId, success: true, result: { value }, content: [{ type: "text", text: value }] };
-  }
   const wire = toWire(value);
-  const result = isPlainObject(wire) ? wire : { value: wire };
-  return { type, id: requestId, success: true, result, content: [{ type: "json", value: wire }] };
+  const result = isPlainObject(wire) && !isValueObject(wire) ? wire : { value: wire };
+  return { type, id: requestId, success: true, result };
+}
+function isValueObject(value) {
+  const keys = Object.keys(value);
+  return keys.length === 1 && keys[0] === "value";
 }
 function fromResponse(requestId, response) {
   const base = { type: MessageType.TOOL_USE_RESULT, id: requestId, success: response.success };
@@ -3148,10 +3226,10 @@ var Handlers = class {
     let timer;
     let stop;
     const ended = new Promise((resolve) => {
-      const message = `Tool execution exceeded timeout of ${deadline}ms`;
       timer = setTimeout(() => {
-        controller.abort(new ToolError(message, { code: "timeout" }));
-        resolve(failure(id, "timeout", message));
+        const answer = timeoutFailure(id, deadline);
+        controller.abort(new ToolError(answer.errorMessage ?? "", { code: "timeout" }));
+        resolve(answer);
       }, deadline);
       stop = () => {
         const reason = cancel?.reason;
@@ -3913,7 +3991,8 @@ var ToolwireClient = class {
       case MessageType.TOOL_USE_RESULT: {
         const toolName = this.mirrored.get(message.id) ?? "";
         this.mirrored.delete(message.id);
-        this.emit({ kind: "serverToolResult", result: message, toolName });
+        const outcome = outcomeOf(message, toolName ? { toolName } : {});
+        this.emit({ kind: "serverToolResult", result: message, toolName, outcome });
         return;
       }
       case MessageType.TOOL_USE_CANCEL:
@@ -3994,9 +4073,11 @@ function remember(table, key, value) {
 }
 export {
   CLIENT_VERSION,
+  CODE_RESULT_TYPES,
   CONVERSATION_IN_BODY,
   Connection,
   ConnectionClosed,
+  DEFAULT_CODES,
   DEFAULT_LIMITS,
   DEFAULT_TIMEOUT_MS,
   ErrorCode,
@@ -4010,6 +4091,7 @@ export {
   ProtocolError,
   RegistrationError,
   Requests,
+  ResultType,
   Run,
   RunFailed,
   Severity,
@@ -4036,15 +4118,18 @@ export {
   memoryPair,
   messageTypeName,
   newId,
+  outcomeOf,
   packValue,
   parseBody,
   readFrame,
   refusal,
+  resultTypeForCode,
   sequencingFromJSON,
   sequencingToJSON,
   socketUrl,
   streamEvent,
   success,
+  timeoutFailure,
   toBase64,
   toBody,
   toWire,
