@@ -154,10 +154,10 @@ def make_agent(store: Any) -> Any:
     from toolwire import Agent, ToolCall
     from toolwire.client_tools import ClientToolsConfig
     from toolwire.client_tools.channel import new_request_id
-    from toolwire.client_tools.definitions import ClientToolRequest, content_to_data
-    from toolwire.envelopes import ToolResult
+    from toolwire.client_tools.definitions import ClientToolRequest
     from toolwire.messages import UserMessage as TranscriptUser
     from toolwire.models import ModelRequest
+    from toolwire.protocol.results import tool_result
     from toolwire.store import LedgerEntry
     from toolwire.testing import FunctionModel
 
@@ -203,7 +203,8 @@ def make_agent(store: Any) -> Any:
             samples.append(clock() - started)
             if response is None or not response.success:
                 raise RuntimeError(f"the client did not answer request {index}: {response!r}")
-            ToolResult.ok(request.call_id, content_to_data(response.content))  # the result, applied
+            message = response if isinstance(response, ToolUseResult) else response.to_message(request.request_id)
+            tool_result(message, call_id=request.call_id)  # the result, applied
         if path != "-":
             await anyio.Path(path).write_bytes(samples.tobytes())
 
