@@ -19,26 +19,25 @@ __all__ = ["WireForm"]
 class WireForm:
     """Turns one conversation's successive states into their JSON form (`Sequencing.to_dict()`'s)."""
 
-    __slots__ = ("_texts",)
+    __slots__ = ("_pairs",)
 
     def __init__(self) -> None:
-        self._texts: dict[int, tuple[bytes, str]] = {}
-        """Stanza → the frame of the last state and its base64 text."""
+        self._pairs: dict[int, tuple[bytes, list[Any]]] = {}
+        """Stanza → the frame last seen under it and its `[stanza, base64]` pair (never changed once made)."""
 
     def of(self, state: Sequencing | None) -> dict[str, Any] | None:
         """Return `state.to_dict()` (None for None), encoding only the frames new since the last call."""
         if state is None:
             return None
-        texts = self._texts
-        kept: dict[int, tuple[bytes, str]] = {}
+        pairs = self._pairs
         outbox: list[list[Any]] = []
         for stanza, frame in state.outbox:
-            known = texts.get(stanza)
+            known = pairs.get(stanza)
             if known is None or known[0] is not frame:
-                known = (frame, base64.b64encode(frame).decode("ascii"))
-            kept[stanza] = known
-            outbox.append([stanza, known[1]])
-        self._texts = kept
+                known = pairs[stanza] = (frame, [stanza, base64.b64encode(frame).decode("ascii")])
+            outbox.append(known[1])
+        if len(pairs) > 2 * len(outbox) + 16:  # forget the acknowledged frames now and then, not on every call
+            self._pairs = {stanza: pairs[stanza] for stanza, _ in state.outbox}
         return {
             "role": state.role,
             "conversationId": state.conversation_id,

@@ -29,7 +29,7 @@ imports an implementation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..envelopes import ToolCall, ToolResult
@@ -228,6 +228,12 @@ class Store(ThreadStore, ApprovalStore, ClientStateStore, WireStateStore, Protoc
 
 def memory_store() -> Store:
     """Return a new `MemoryStore`: threads live as long as the process (the `Agent` default)."""
-    from .memory import MemoryStore  # the interfaces load no implementation
+    global _memory_store
+    if _memory_store is None:  # the interfaces load no implementation until one is asked for
+        from .memory import MemoryStore
 
-    return MemoryStore()
+        _memory_store = MemoryStore
+    return _memory_store()
+
+
+_memory_store: Callable[[], Store] | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -30,7 +31,7 @@ class MemoryStore(MemoryApprovalStore):
         self._ledger: dict[str, dict[str, LedgerEntry]] = {}
         self._results: dict[str, dict[str, ToolResult]] = {}
         self._client_states: dict[str, str] = {}
-        self._wire_states: dict[str, str] = {}
+        self._wire_states: dict[str, bytes] = {}
         self._runs: dict[str, RunRecord] = {}
 
     async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
@@ -176,7 +177,7 @@ class MemoryStore(MemoryApprovalStore):
     async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
         """Return the server's protocol state of the conversation (None when there is none)."""
         saved = self._wire_states.get(thread_id)
-        return None if saved is None else json.loads(saved)
+        return None if saved is None else marshal.loads(saved)
 
     async def save_wire_state(
         self,
@@ -196,8 +197,9 @@ class MemoryStore(MemoryApprovalStore):
         )
         if state is None:
             self._wire_states.pop(thread_id, None)
-        else:  # as JSON text, as a persistent store would: later changes to `state` do not leak in
-            self._wire_states[thread_id] = json.dumps(state, separators=(",", ":"))
+        else:  # a deep copy, as a persistent store would keep: later changes to `state` do not leak in
+            # (marshal, not JSON: the server saves before each frame, and marshal copies strings whole)
+            self._wire_states[thread_id] = marshal.dumps(dict(state))
         return saved
 
     def _dispatched(self, thread_id: str, call_id: str) -> bool:

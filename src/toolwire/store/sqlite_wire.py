@@ -86,8 +86,8 @@ def save_wire(
         db.execute("DELETE FROM wire_state WHERE thread_id = ?", (thread_id,))
         db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
         return
-    header, frames, texts = parts
-    saved = SavedWire(known.version if known is not None else 0, header, frames, texts)
+    header, texts, decoded, base = parts
+    saved = SavedWire(known.version if known is not None else 0, header, texts)
     if known is not None and known.continued_by(saved):
         row = db.execute("SELECT version FROM wire_state WHERE thread_id = ?", (thread_id,)).fetchone()
         if row is None or row[0] != known.version:
@@ -96,13 +96,14 @@ def save_wire(
         known = None
     numbering = (header["nextStanza"], header["lastSeen"])
     if known is not None:
-        stored = known.frames
-        added = [
-            (thread_id, stanza, frame, *numbering)
-            for stanza, frame in frames.items()
-            if (old := stored.get(stanza)) is not frame and old != frame
-        ]
-        gone = [(thread_id, stanza) for stanza in stored if stanza not in frames]
+        stored = known.texts
+        # Set operations on the dicts' views: no Python loop over the frames that stay.
+        if known is base:  # what is new since it was found before the transaction
+            added = [(thread_id, stanza, frame, *numbering) for stanza, frame in decoded.items()]
+        else:
+            new = texts.items() - stored.items()
+            added = [(thread_id, stanza, _frame(decoded, stanza, text), *numbering) for stanza, text in new]
+        gone = [(thread_id, stanza) for stanza in stored.keys() - texts.keys()]
         # An added row carries the numbering; without one, the header must (load takes the max).
         if not added and (gone or numbering != (known.header["nextStanza"], known.header["lastSeen"])):
             db.execute(
@@ -120,7 +121,7 @@ def save_wire(
             (thread_id, dumps(header), time.time(), saved.version),
         )
         db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
-        added = [(thread_id, stanza, frame, *numbering) for stanza, frame in frames.items()]
+        added = [(thread_id, stanza, _frame(decoded, stanza, text), *numbering) for stanza, text in texts.items()]
     if added:
         db.executemany(INSERT_FRAME, added)
     # Remembered for the next save of the thread (in this transaction or a later one); a failed
@@ -130,47 +131,53 @@ def save_wire(
         del outboxes[next(iter(outboxes))]
 
 
-WireParts = tuple[dict[str, Any], dict[int, bytes], dict[int, str]]
-"""A protocol state as its stored parts: everything but the outbox, its frames, and their base64 texts."""
+WireParts = tuple[dict[str, Any], dict[int, str], dict[int, bytes], "SavedWire | None"]
+"""A protocol state as its stored parts: everything but the outbox; the outbox (stanza → base64
+frame); the frames decoded: those new or changed since `base`, the store's last save of the thread."""
 
 
 def wire_parts(state: Mapping[str, Any], known: SavedWire | None) -> WireParts:
-    """A protocol state as its stored parts; the frames of `known` (the last save) are not decoded again.
+    """A protocol state as its stored parts, decoding (and so checking) the frames `known` lacks.
+
+    Call it before the write transaction: a state that is refused fails alone. The frames of
+    `known` (the store's last save of the thread) were checked when they were saved.
 
     Raises:
         EnvelopeError: A mapping whose numbering is not integers, or whose outbox is not pairs of
             a stanza number and a base64 frame.
     """
-    header = {key: value for key, value in state.items() if key != "outbox"}
-    seen_texts, seen_frames = (known.texts, known.frames) if known is not None else ({}, {})
-    frames: dict[int, bytes] = {}
-    texts: dict[int, str] = {}
+    header = dict(state)
+    outbox = header.pop("outbox", None)
     try:
-        if not all(type(header.get(key)) is int for key in NUMBERING):
+        if type(header.get("nextStanza")) is not int or type(header.get("lastSeen")) is not int:
             raise ValueError("nextStanza and lastSeen must be integers")
-        for stanza, text in cast("list[tuple[Any, Any]]", state.get("outbox") or []):
-            number = int(stanza)
-            if seen_texts.get(number) == text:
-                frames[number] = seen_frames[number]
-            else:
-                frames[number] = base64.b64decode(text, validate=True)
-            texts[number] = text
+        texts = cast("dict[int, str]", dict(outbox or ()))
+        decoded: dict[int, bytes] = {}
+        for stanza, text in texts.items() - known.texts.items() if known is not None else texts.items():
+            if type(stanza) is not int:
+                raise ValueError("a stanza number must be an integer")
+            decoded[stanza] = base64.b64decode(text, validate=True)
     except (TypeError, ValueError) as exc:
         raise EnvelopeError(f"not a protocol state: {exc!r:.80}") from None
-    return header, frames, texts
+    return header, texts, decoded, known
+
+
+def _frame(decoded: dict[int, bytes], stanza: int, text: str) -> bytes:
+    """A frame's bytes: decoded before the transaction, or (checked by an earlier save) now."""
+    frame = decoded.get(stanza)
+    return frame if frame is not None else base64.b64decode(text)
 
 
 class SavedWire:
     """What a store last saved of a conversation's protocol state (to write only what changes)."""
 
-    __slots__ = ("frames", "header", "texts", "version")
+    __slots__ = ("header", "texts", "version")
 
-    def __init__(self, version: int, header: dict[str, Any], frames: dict[int, bytes], texts: dict[int, str]) -> None:
+    def __init__(self, version: int, header: dict[str, Any], texts: dict[int, str]) -> None:
         self.version = version
         self.header = header
-        self.frames = frames
         self.texts = texts
-        """The frames as they arrived (base64): a later save that has the same text reuses the bytes."""
+        """The outbox as saved: stanza → its frame in base64."""
 
     def continued_by(self, new: SavedWire) -> bool:
         """True when `new` only moves on from this state: same end, numbering not gone back."""
