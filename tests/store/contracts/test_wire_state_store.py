@@ -66,6 +66,15 @@ async def test_each_save_replaces_the_whole_wire_state(store: LedgerWireStore) -
     assert await store.load_wire_state("t2") is None
 
 
+async def test_a_saved_state_does_not_change_with_the_callers_dict(store: LedgerWireStore) -> None:
+    state = {"role": "server", "conversationId": "t1", "nextStanza": 3, "lastSeen": 0, "outbox": [[2, "Ag=="]]}
+    await store.save_wire_state("t1", state)
+    state["outbox"].append([3, "Aw=="])
+    state["outbox"][0][1] = "/w=="
+    state["lastSeen"] = 2
+    assert await store.load_wire_state("t1") == WIRE_STATE | {"nextStanza": 3, "lastSeen": 0, "outbox": [[2, "Ag=="]]}
+
+
 async def test_a_frame_saved_again_under_its_stanza_with_other_bytes_is_replaced(store: LedgerWireStore) -> None:
     first = {
         "role": "server",
