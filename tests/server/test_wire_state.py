@@ -40,3 +40,12 @@ def test_a_frame_still_in_the_outbox_is_not_encoded_again() -> None:
     second = form.of(state(4, 2))
     assert first is not None and second is not None
     assert second["outbox"][0][1] is first["outbox"][1][1]  # stanza 2's text, made once
+
+
+def test_a_long_conversation_keeps_its_dict_form_as_acknowledged_frames_are_forgotten() -> None:
+    form = WireForm()
+    frames = {stanza: f"frame {stanza}".encode() for stanza in range(1, 200)}
+    for last in range(1, 200):
+        outbox = tuple((stanza, frames[stanza]) for stanza in range(max(1, last - 2), last))
+        each = Sequencing(role="server", conversation_id="t1", next_stanza=last, last_seen=last, outbox=outbox)
+        assert form.of(each) == each.to_dict()
