@@ -3,13 +3,13 @@
 The loop, the policy, the client tools and the server keep their state through these small
 Protocols, so that a thread can continue in another process and nothing is lost in a crash:
 
-| Interface          | Owner                 | Holds                                                  |
-|--------------------|-----------------------|--------------------------------------------------------|
-| `ThreadStore`      | the loop              | threads, transcripts, the call ledger, run records     |
+| Interface          | Owner                 | Holds                                                   |
+|--------------------|-----------------------|---------------------------------------------------------|
+| `ThreadStore`      | the loop              | threads, transcripts, the call ledger, run records      |
 | `ApprovalStore`    | the permission policy | one-time approvals, "always" grants, remembered denials |
-| `ClientStateStore` | the client tools      | each thread's registered client tools (a JSON object)  |
-| `WireStateStore`   | the server            | each conversation's protocol state (a JSON object)     |
-| `Store`            | `Agent(store=)`       | all of the above, and `aclose()`                       |
+| `ClientStateStore` | the client tools      | each thread's registered client tools (a JSON object)   |
+| `WireStateStore`   | the server            | each conversation's protocol state (a JSON object)      |
+| `Store`            | `Agent(store=)`       | all of the above, and `aclose()`                        |
 
 The call ledger: every call is recorded PENDING *before* it runs (write-ahead) and ends TERMINAL
 with its result; the first terminal result written wins, later ones are refused; a client call is
@@ -23,8 +23,8 @@ moves ledger entries (`dispatched=`, `answered=`) in the transaction that saves 
 state, so it belongs to the backend of the `ThreadStore`.
 
 Implementations: `MemoryStore` (one process, the default: `memory_store()`), `SqliteStore` (one
-file, WAL). Code outside this package types its parameters with these interfaces and never
-imports an implementation.
+file, WAL). Code outside this package types its parameters with these interfaces; only the entry
+points that open a store (the CLI, `toolwire serve`, the operator's `conversations` commands) import one.
 """
 
 from __future__ import annotations
