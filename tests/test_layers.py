@@ -170,7 +170,6 @@ def test_the_ledger_does_not_import_client_tools() -> None:
     assert not {name for name in names("toolwire.ledger") if name.startswith("toolwire.client_tools")}
 
 
-@pytest.mark.xfail(strict=True, reason=LEAKS)
 def test_nothing_outside_the_store_names_a_store_implementation() -> None:
     implementations = {"toolwire.store.memory", "toolwire.store.sqlite"}
     users = [

@@ -26,7 +26,7 @@ from .envelopes import ToolCall, ToolResult
 from .messages import AssistantMessage, Message, ToolResultMessage
 from .protocol import tool_result
 from .protocol.results import answer_from_json
-from .store import CallState, LedgerEntry, RunRecord, Store
+from .store import CallState, LedgerEntry, RunRecord, ThreadStore
 from .tools import Toolbox
 
 __all__ = ["Unfinished", "close_run", "new_ledger_entry", "record_result", "run_is_open", "unfinished_batch"]
@@ -51,7 +51,7 @@ def new_ledger_entry(thread_id: str, request_index: int, call: ToolCall, toolbox
     )
 
 
-async def record_result(store: Store, thread_id: str, result: ToolResult) -> ToolResult:
+async def record_result(store: ThreadStore, thread_id: str, result: ToolResult) -> ToolResult:
     """Write a call's result to the ledger; return the result that won there (first writer wins)."""
     call_id = result.call_id or ""
     if await store.complete_call(thread_id, call_id, result):
@@ -76,7 +76,7 @@ class Unfinished:
 
 
 async def unfinished_batch(
-    store: Store, toolbox: Toolbox, thread_id: str, history: Sequence[Message], *, clients: bool
+    store: ThreadStore, toolbox: Toolbox, thread_id: str, history: Sequence[Message], *, clients: bool
 ) -> Unfinished | None:
     """Find the calls of the thread's last batch that have no result in its transcript.
 
@@ -112,7 +112,7 @@ async def unfinished_batch(
 
 
 async def close_run(
-    store: Store, thread_id: str, reason: str, *, invoke_timeout: float = 30.0
+    store: ThreadStore, thread_id: str, reason: str, *, invoke_timeout: float = 30.0
 ) -> list[ToolResultMessage]:
     """Close the thread's run without running anything: its open calls end Canceled by `system`.
 

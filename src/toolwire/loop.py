@@ -48,8 +48,7 @@ from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserM
 from .models import Model, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice
 from .pipeline import Filter, Pipeline, Record
 from .policy import PermissionPolicy
-from .store import CallState, RunRecord, Store
-from .store.memory import MemoryStore
+from .store import CallState, RunRecord, Store, memory_store
 from .tools import Cancellation, Tool, Toolbox
 from .turns import ThreadTurns
 
@@ -125,7 +124,7 @@ class Agent:
             )
         self.model = model
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
-        self.store: Store = store if store is not None else MemoryStore()
+        self.store: Store = store if store is not None else memory_store()
         self.policy = policy if policy is not None else PermissionPolicy(store=self.store)
         self.pipeline = Pipeline(
             self.toolbox,

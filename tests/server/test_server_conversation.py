@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from toolwire import Agent
-from toolwire.protocol import Sequencing, UserMessage
+from toolwire.protocol import UserMessage
 from toolwire.server.conversation import ServerConversation
 from toolwire.store.memory import MemoryStore
 from toolwire.testing import ScriptedModel
@@ -20,14 +20,14 @@ class SlowStore(MemoryStore):
 
     def __init__(self) -> None:
         super().__init__()
-        self.saves: list[Sequencing | Mapping[str, Any] | None] = []
+        self.saves: list[Mapping[str, Any] | None] = []
         self.release = anyio.Event()
         self.fail_next = False
 
     async def save_wire_state(
         self,
         thread_id: str,
-        state: Sequencing | Mapping[str, Any] | None,
+        state: Mapping[str, Any] | None,
         *,
         dispatched: Sequence[str] = (),
         answered: Mapping[str, Mapping[str, Any]] | None = None,

@@ -161,7 +161,7 @@ async def test_the_saves_of_many_conversations_share_a_transaction(tmp_path: Pat
         commits = store._commits
         async with anyio.create_task_group() as tasks:
             for n in range(10):
-                tasks.start_soon(store.save_wire_state, f"t{n}", server_state(f"t{n}", 3))
+                tasks.start_soon(store.save_wire_state, f"t{n}", server_state(f"t{n}", 3).to_dict())
         assert store._commits == commits + 1
     async with SqliteStore(tmp_path / "s.sqlite3") as reopened:
         for n in range(10):
@@ -171,7 +171,7 @@ async def test_the_saves_of_many_conversations_share_a_transaction(tmp_path: Pat
 
 async def test_a_save_retried_alone_after_a_failed_shared_transaction_is_whole(tmp_path: Path) -> None:
     async with SqliteStore(tmp_path / "s.sqlite3") as store:
-        await store.save_wire_state("t1", server_state("t1", 2))
+        await store.save_wire_state("t1", server_state("t1", 2).to_dict())
         group = store._group
 
         async def fail() -> None:
@@ -182,7 +182,7 @@ async def test_a_save_retried_alone_after_a_failed_shared_transaction_is_whole(t
                 await group.submit(write)
 
         async with anyio.create_task_group() as tasks:  # one transaction: the save, then the failure
-            tasks.start_soon(store.save_wire_state, "t1", server_state("t1", 4))
+            tasks.start_soon(store.save_wire_state, "t1", server_state("t1", 4).to_dict())
             tasks.start_soon(fail)
         saved = await store.load_wire_state("t1")
     assert saved is not None and Sequencing.from_dict(saved) == server_state("t1", 4)
@@ -190,10 +190,30 @@ async def test_a_save_retried_alone_after_a_failed_shared_transaction_is_whole(t
 
 async def test_a_closing_store_commits_the_saves_it_queued(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "s.sqlite3")
-    task = asyncio.ensure_future(store.save_wire_state("t1", server_state("t1", 3)))
+    task = asyncio.ensure_future(store.save_wire_state("t1", server_state("t1", 3).to_dict()))
     await asyncio.sleep(0)  # queued, not committed yet
     await store.aclose()
     await task
     async with SqliteStore(tmp_path / "s.sqlite3") as reopened:
         saved = await reopened.load_wire_state("t1")
     assert saved is not None and Sequencing.from_dict(saved) == server_state("t1", 3)
+
+
+async def test_saves_of_one_conversation_in_one_transaction_each_write_what_the_one_before_left(
+    tmp_path: Path,
+) -> None:
+    def state(first: int, next_stanza: int) -> dict[str, object]:
+        outbox = tuple((n, f"frame {n}".encode()) for n in range(first, next_stanza))
+        return Sequencing(role="server", conversation_id="t1", next_stanza=next_stanza, outbox=outbox).to_dict()
+
+    async with SqliteStore(tmp_path / "s.sqlite3") as store:
+        await store.save_wire_state("t1", state(1, 3))  # frames 1 and 2
+        commits = store._commits
+        # Both are read before either is written, against the first save; the second is written
+        # after the first, which dropped frame 1 that it brings back (checked by the first save).
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(store.save_wire_state, "t1", state(2, 3))
+            tasks.start_soon(store.save_wire_state, "t1", state(1, 4))
+        assert store._commits == commits + 1
+    async with SqliteStore(tmp_path / "s.sqlite3") as reopened:
+        assert await reopened.load_wire_state("t1") == state(1, 4)

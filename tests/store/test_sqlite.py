@@ -191,6 +191,7 @@ async def test_a_version_1_file_is_migrated_and_keeps_its_threads(tmp_path: Path
 
 
 def server_state(next_stanza: int, last_seen: int, first: int) -> Sequencing:
+    """A server's state (saved as its `to_dict()`) whose outbox holds stanzas `first` .. `next_stanza - 1`."""
     outbox = tuple((stanza, f"frame {stanza}".encode()) for stanza in range(first, next_stanza))
     return Sequencing(role="server", conversation_id="t1", next_stanza=next_stanza, last_seen=last_seen, outbox=outbox)
 
@@ -204,7 +205,7 @@ async def test_a_save_writes_the_new_frames_and_another_file_handle_reads_the_sa
     path = tmp_path / "db.sqlite3"
     async with SqliteStore(path) as store:
         for state in (server_state(2, 0, 1), server_state(3, 1, 1), server_state(4, 2, 1), server_state(4, 3, 3)):
-            await store.save_wire_state("t1", state)
+            await store.save_wire_state("t1", state.to_dict())
             async with SqliteStore(path) as reader:
                 assert await reader.load_wire_state("t1") == state.to_dict()
         assert stored_frames(path) == [(3, b"frame 3")]  # the acknowledged frames are gone
@@ -213,20 +214,20 @@ async def test_a_save_writes_the_new_frames_and_another_file_handle_reads_the_sa
 async def test_a_save_after_another_writers_save_rewrites_the_state(tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite3"
     async with SqliteStore(path) as one, SqliteStore(path) as two:
-        await one.save_wire_state("t1", server_state(3, 0, 1))
-        await two.save_wire_state("t1", server_state(6, 2, 4))  # e.g. another server process took over
-        await one.save_wire_state("t1", server_state(7, 2, 2))  # what `one` remembers is stale
+        await one.save_wire_state("t1", server_state(3, 0, 1).to_dict())
+        await two.save_wire_state("t1", server_state(6, 2, 4).to_dict())  # e.g. another server process took over
+        await one.save_wire_state("t1", server_state(7, 2, 2).to_dict())  # what `one` remembers is stale
         assert await two.load_wire_state("t1") == server_state(7, 2, 2).to_dict()
         assert [stanza for stanza, _ in stored_frames(path)] == [2, 3, 4, 5, 6]
 
 
-async def test_a_mapping_that_is_not_a_sequencing_is_refused(tmp_path: Path) -> None:
+async def test_a_state_that_is_not_a_servers_protocol_state_is_refused(tmp_path: Path) -> None:
     async with SqliteStore(tmp_path / "db.sqlite3") as store:
         for state in (
             {"role": "server", "nextStanza": "3", "lastSeen": 0},
             {"nextStanza": 3, "lastSeen": 0, "outbox": [[1, "!"]]},
         ):
-            with pytest.raises(EnvelopeError, match="not a Sequencing state"):
+            with pytest.raises(EnvelopeError, match="not a protocol state"):
                 await store.save_wire_state("t1", state)
         assert await store.load_wire_state("t1") is None
 
@@ -246,7 +247,7 @@ async def test_a_version_4_file_keeps_its_wire_states(tmp_path: Path) -> None:
     async with SqliteStore(path) as store:
         assert await store.load_wire_state("t1") == state.to_dict()
         assert await store.load_wire_state("odd") == {"outbox": 1}  # not a state this code wrote: as it was
-        await store.save_wire_state("t1", server_state(6, 3, 4))
+        await store.save_wire_state("t1", server_state(6, 3, 4).to_dict())
         assert await store.load_wire_state("t1") == server_state(6, 3, 4).to_dict()
     assert stored_frames(path) == [(4, b"frame 4"), (5, b"frame 5")]
 

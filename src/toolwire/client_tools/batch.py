@@ -15,13 +15,12 @@ from ..errors import ClientDisconnected
 from ..events import RunEvent
 from ..pipeline import Pipeline, Record, ToolCallFinished, ToolCallStarted
 from ..policy import PermissionPolicy
-from ..store import Store
 from ..tools import Cancellation, Toolbox
 from .channel import ClientChannel, ClientHub, ClientToolsConfig
 
 if TYPE_CHECKING:  # loaded on the first run that uses client tools (pydantic models, jsonschema-rs)
     from .definitions import ClientToolGroup
-    from .session import ClientSession
+    from .session import ClientSession, SessionStore
 
 __all__ = [
     "NO_CLIENT_INPUT",
@@ -56,7 +55,7 @@ async def open_session(
     *,
     hub: ClientHub,
     config: ClientToolsConfig,
-    store: Store,
+    store: SessionStore,
     server: Toolbox,
     policy: PermissionPolicy,
 ) -> ClientSession:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import anyio
 
@@ -21,7 +21,7 @@ from ..messages import ToolDefinition
 from ..modes import ToolMode, classify_tool
 from ..protocol import ToolUseResult, tool_result
 from ..protocol.results import answer_from_json
-from ..store import CallState, LedgerEntry, Store
+from ..store import CallState, ClientStateStore, LedgerEntry, ThreadStore
 from ..tools import Tool, Toolbox, ToolContext
 from .channel import ClientHub, ClientToolsConfig, FailFast, FallbackMessage, RetryWithBackoff, new_request_id
 from .definitions import (
@@ -35,7 +35,7 @@ from .definitions import (
 from .state import ClientState
 from .validation import ArgumentValidator, validate_groups
 
-__all__ = ["ClientSession", "ClientToolProxy"]
+__all__ = ["ClientSession", "ClientToolProxy", "SessionStore"]
 
 _log = logging.getLogger("toolwire.client_tools")
 
@@ -86,6 +86,10 @@ class ClientToolProxy(Tool[..., Awaitable[ToolResult]]):
         return await self._session.invoke(self, context.call_id, arguments)
 
 
+class SessionStore(ClientStateStore, ThreadStore, Protocol):
+    """Where a `ClientSession` keeps the thread's client tool state and follows its client calls in the ledger."""
+
+
 class ClientSession:
     """The client tools of one thread for one run (build it with `open`)."""
 
@@ -97,7 +101,7 @@ class ClientSession:
         *,
         hub: ClientHub,
         config: ClientToolsConfig,
-        store: Store,
+        store: SessionStore,
         server: Toolbox,
     ) -> None:
         self.thread_id = thread_id
@@ -131,7 +135,7 @@ class ClientSession:
         *,
         hub: ClientHub,
         config: ClientToolsConfig,
-        store: Store,
+        store: SessionStore,
         server: Toolbox,
         groups: Sequence[ClientToolGroup] = (),
         expanded: Iterable[str] = (),

@@ -56,6 +56,7 @@ from ..protocol import (
 from ..protocol.results import answer_json
 from ..store import CallState, LedgerEntry
 from ..tools import Cancellation
+from .wire_state import WireForm
 
 __all__ = ["ServerConversation"]
 
@@ -88,6 +89,8 @@ class ServerConversation:
         )
         self._writer: Writer | None = None
         self._saved: tuple[int, int, int, int] | None = None
+        self._wire = WireForm()
+        """The protocol state in the form the store keeps (each frame encoded once)."""
         """The `Connection.revision` the last save wrote (its [1] is the last stanza seen)."""
         self._lock = anyio.Lock()
         """Held to save the protocol state and to write frames, so that neither happens while a
@@ -160,12 +163,12 @@ class ServerConversation:
     async def _save(
         self, dispatched: Sequence[str] = (), answered: Mapping[str, Mapping[str, Any]] | None = None
     ) -> frozenset[str]:
-        """`save()` with the lock held; `dispatched` and `answered` as in `Store.save_wire_state`."""
+        """`save()` with the lock held; `dispatched` and `answered` as in `WireStateStore.save_wire_state`."""
         key = self.connection.revision
         if key is not None and key == self._saved and not dispatched and not answered:
             return frozenset()
         saved = await self.agent.store.save_wire_state(
-            self.thread_id, self.connection.state(), dispatched=dispatched, answered=answered
+            self.thread_id, self._wire.of(self.connection.state()), dispatched=dispatched, answered=answered
         )
         self._saved = key
         return saved
@@ -247,7 +250,7 @@ class ServerConversation:
     async def flush(self, dispatched: Sequence[str] = ()) -> None:
         """Persist the protocol state, then write the frames posted so far, in order.
 
-        `dispatched`: client calls whose requests were posted (see `Store.save_wire_state`); they
+        `dispatched`: client calls whose requests were posted (see `WireStateStore.save_wire_state`); they
         are marked even when another task's flush wrote their requests first.
         """
         await self._acquire()

@@ -1,131 +1,68 @@
-"""The `Store` interface: threads, transcripts, the call ledger, approvals and grants.
+"""The store interfaces, split by owner, and `Store`, their union.
 
-The loop writes through a `Store` so that a thread can continue in another process and nothing is
-lost in a crash:
+The loop, the policy, the client tools and the server keep their state through these small
+Protocols, so that a thread can continue in another process and nothing is lost in a crash:
 
-- the transcript of each thread (append-only);
-- the call ledger: every call is recorded PENDING *before* it runs (write-ahead) and ends
-  TERMINAL with its result; the first terminal result written wins, later ones are refused;
-  a client call is DISPATCHED once its request is durably on its way, and ANSWERED once the
-  client's answer is saved (before it is acknowledged to the client);
-- how each thread's last run stands (`RunRecord`): closed, or open and how often it was resumed;
-- approvals, "always" grants and remembered denials (the `ApprovalStore` part).
+| Interface          | Owner                 | Holds                                                   |
+|--------------------|-----------------------|---------------------------------------------------------|
+| `ThreadStore`      | the loop              | threads, transcripts, the call ledger, run records      |
+| `ApprovalStore`    | the permission policy | one-time approvals, "always" grants, remembered denials |
+| `ClientStateStore` | the client tools      | each thread's registered client tools (a JSON object)   |
+| `WireStateStore`   | the server            | each conversation's protocol state (a JSON object)      |
+| `Store`            | `Agent(store=)`       | all of the above, and `aclose()`                        |
 
-Implementations: `MemoryStore` (one process, the default), `SqliteStore` (one file, WAL).
+The call ledger: every call is recorded PENDING *before* it runs (write-ahead) and ends TERMINAL
+with its result; the first terminal result written wins, later ones are refused; a client call is
+DISPATCHED once its request is durably on its way, and ANSWERED once the client's answer is saved
+(before it is acknowledged to the client).
+
+Each interface has its contract suite (`tests/store/contracts/`), which every backend runs: a
+new backend can be built and tested one interface at a time, then offered as a `Store`. Where
+two interfaces write in one transaction, one backend implements both: `WireStateStore.save_wire_state`
+moves ledger entries (`dispatched=`, `answered=`) in the transaction that saves the protocol
+state, so it belongs to the backend of the `ThreadStore`.
+
+Implementations: `MemoryStore` (one process, the default: `memory_store()`), `SqliteStore` (one
+file, WAL). Code outside this package types its parameters with these interfaces; only the entry
+points that open a store (the CLI, `toolwire serve`, the operator's `conversations` commands) import one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
-from .._fast import quick_init
 from ..envelopes import ToolCall, ToolResult
 from ..messages import Message, ToolResultMessage
-from ..policy import ApprovalStore
+from ..policy import ApprovalStore as ApprovalStore
+from .records import CALL_STATE_ORDER as CALL_STATE_ORDER
+from .records import COMES_WITH as COMES_WITH
+from .records import CallState as CallState
+from .records import LedgerEntry as LedgerEntry
+from .records import RunRecord as RunRecord
 
-if TYPE_CHECKING:  # the protocol package loads msgpack; a store takes its states without importing it
-    from ..protocol.sequencing import Sequencing
-
-__all__ = ["CALL_STATE_ORDER", "COMES_WITH", "CallState", "LedgerEntry", "RunRecord", "Store"]
-
-
-class CallState(StrEnum):
-    """Where a call is in its life; it only moves forward."""
-
-    PENDING = "pending"
-    """Recorded, not yet started."""
-    AWAITING_APPROVAL = "awaiting_approval"
-    """Waiting for a person's consent."""
-    DISPATCHED = "dispatched"
-    """Running (in process, or sent to the client that executes it)."""
-    ANSWERED = "answered"
-    """A client call whose client's answer is saved (`LedgerEntry.answer`); the result the model
-    sees (after the filters) follows. A restart takes the saved answer and never asks again."""
-    TERMINAL = "terminal"
-    """Has its one result."""
+__all__ = [
+    "CALL_STATE_ORDER",
+    "COMES_WITH",
+    "ApprovalStore",
+    "CallState",
+    "ClientStateStore",
+    "LedgerEntry",
+    "RunRecord",
+    "Store",
+    "ThreadStore",
+    "WireStateStore",
+    "memory_store",
+]
 
 
-CALL_STATE_ORDER: Final = {state: rank for rank, state in enumerate(CallState)}
-"""Each state's place in a call's life; a call only moves to a later one."""
-COMES_WITH: Final = {
-    CallState.ANSWERED: "its answer: use save_wire_state(answered=...)",
-    CallState.TERMINAL: "its result: use complete_call()",
-}
-"""The states `set_call_state` refuses, and what a call reaches them with."""
+class ThreadStore(Protocol):
+    """Threads, their transcripts, the call ledger and how each thread's last run stands.
 
-
-@quick_init
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LedgerEntry:
-    """One call in the ledger."""
-
-    thread_id: str
-    call: ToolCall
-    request_index: int
-    state: CallState = CallState.PENDING
-    execution: str = "server"
-    """`server` (run in process) or `client` (sent to a client to run)."""
-    mode: str = "external"
-    """The tool's `ToolMode` value when the call was recorded."""
-    deadline: float | None = None
-    """For a client call: its absolute wall-clock deadline (seconds since the epoch), so a re-send
-    after a restart does not reset it. None for a server call (a restart closes those)."""
-    request_id: str | None = None
-    """For a client call: the id of its request to the client, kept so that a re-send after a
-    reconnect or a restart carries the same id (the client de-duplicates by it)."""
-    result: ToolResult | None = None
-    """The call's one result, once TERMINAL."""
-    answer: dict[str, Any] | None = None
-    """For a client call, once ANSWERED: the client's answer as it arrived (its JSON object; the
-    result the model sees is made from it, then passed through the filters)."""
-
-    def finished(self, result: ToolResult) -> LedgerEntry:
-        """Return this entry TERMINAL with `result`."""
-        return LedgerEntry(
-            thread_id=self.thread_id,
-            call=self.call,
-            request_index=self.request_index,
-            state=CallState.TERMINAL,
-            execution=self.execution,
-            mode=self.mode,
-            deadline=self.deadline,
-            request_id=self.request_id,
-            result=result,
-            answer=self.answer,
-        )
-
-    def answered(self, answer: dict[str, Any]) -> LedgerEntry:
-        """Return this entry ANSWERED with the client's `answer`."""
-        return LedgerEntry(
-            thread_id=self.thread_id,
-            call=self.call,
-            request_index=self.request_index,
-            state=CallState.ANSWERED,
-            execution=self.execution,
-            mode=self.mode,
-            deadline=self.deadline,
-            request_id=self.request_id,
-            answer=answer,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class RunRecord:
-    """How a thread's last run stands, beyond what its transcript says."""
-
-    closed_at: int = -1
-    """The transcript's length when the run was closed without a final answer (a cancel, a
-    limit, a terminal result, an operator's cancel): nothing to resume until it grows. -1: none."""
-    resume_attempts: int = 0
-    """How many times a restarted process began to resume the run without finishing it (a
-    run whose resume keeps failing is closed instead, see `Agent(max_resume_attempts=)`)."""
-
-
-class Store(ApprovalStore, Protocol):
-    """Persistent state of threads. Every method is safe to call from the event loop."""
+    Every method is safe to call from the event loop; each write is atomic. Messages, ledger
+    entries and run records may be written for a thread before `create_thread` (it only records
+    the owner).
+    """
 
     async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
         """Create the thread if it does not exist; True if it was created now."""
@@ -182,7 +119,7 @@ class Store(ApprovalStore, Protocol):
 
         Raises:
             UsageError: `state` is ANSWERED or TERMINAL: those come with the answer (by
-                `save_wire_state`) or the result (by `complete_call`).
+                `WireStateStore.save_wire_state`) or the result (by `complete_call`).
         """
         ...
 
@@ -191,51 +128,11 @@ class Store(ApprovalStore, Protocol):
         ...
 
     async def get_call(self, thread_id: str, call_id: str) -> LedgerEntry | None:
-        """Return the ledger entry of a call."""
+        """Return the ledger entry of a call (TERMINAL with its result once it has one)."""
         ...
 
     async def open_calls(self, thread_id: str) -> list[LedgerEntry]:
         """Return the thread's calls that are not TERMINAL, in the order they were recorded."""
-        ...
-
-    async def load_client_state(self, thread_id: str) -> dict[str, Any] | None:
-        """Return the thread's client tool state as saved (None when there is none)."""
-        ...
-
-    async def save_client_state(self, thread_id: str, state: Mapping[str, Any] | None) -> None:
-        """Replace the thread's client tool state (a JSON object); None deletes it."""
-        ...
-
-    async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
-        """Return the server's protocol state of the conversation (numbering, unacknowledged frames)."""
-        ...
-
-    async def save_wire_state(
-        self,
-        thread_id: str,
-        state: Sequencing | Mapping[str, Any] | None,
-        *,
-        dispatched: Sequence[str] = (),
-        answered: Mapping[str, Mapping[str, Any]] | None = None,
-    ) -> frozenset[str]:
-        """Replace the conversation's protocol state (a `Sequencing` or its `to_dict()`); None deletes it.
-
-        The server saves it before it writes a frame, so nothing it sent is lost with the process,
-        and before it acknowledges what it received. A store may write only what changed since its
-        last save of the thread (the outbox gains frames at its end and loses them at its start).
-
-        Args:
-            thread_id: The conversation.
-            state: The state to keep.
-            dispatched: Calls whose requests `state`'s outbox holds: moved to DISPATCHED (as
-                `set_call_state`) in the same transaction.
-            answered: Call id → the client's answer (a JSON object), for answers among what `state` has seen:
-                each DISPATCHED call moves to ANSWERED with its answer, in the same transaction
-                (a call in any other state keeps it: not dispatched yet, answered or settled already).
-
-        Returns:
-            The calls of `answered` whose answers were saved.
-        """
         ...
 
     async def load_run(self, thread_id: str) -> RunRecord:
@@ -243,9 +140,100 @@ class Store(ApprovalStore, Protocol):
         ...
 
     async def save_run(self, thread_id: str, record: RunRecord) -> None:
-        """Replace how the thread's last run stands."""
+        """Replace how the thread's last run stands (the thread's owner, if any, is kept)."""
         ...
+
+
+class ClientStateStore(Protocol):
+    """Each thread's client tool state: the groups a client registered, what is expanded."""
+
+    async def load_client_state(self, thread_id: str) -> dict[str, Any] | None:
+        """Return the thread's client tool state as saved (None when there is none)."""
+        ...
+
+    async def save_client_state(self, thread_id: str, state: Mapping[str, Any] | None) -> None:
+        """Replace the thread's client tool state (a JSON object) atomically; None deletes it.
+
+        What is saved is a copy: later changes to `state` do not show in what is loaded.
+        """
+        ...
+
+
+class WireStateStore(Protocol):
+    """The server's protocol state of each conversation (numbering, frames not acknowledged yet).
+
+    The state is a JSON object the server makes (and reads back) and the store keeps as it is:
+
+    ```
+    {"role": "server", "conversationId": "t1", "nextStanza": 9, "lastSeen": 5,
+     "outbox": [[8, "<base64 frame>"]], ...}
+    ```
+
+    Between two saves of a conversation the outbox usually gains frames at its end and loses
+    some at its start, so a backend may write only what changed (`SqliteStore` does); anything
+    else in the object is kept whole.
+
+    `save_wire_state` also moves calls of the thread's ledger (`dispatched=`, `answered=`) in the
+    same transaction, so a backend implements this interface together with `ThreadStore`, on the
+    same database.
+    """
+
+    async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
+        """Return the conversation's protocol state as last saved (None when there is none)."""
+        ...
+
+    async def save_wire_state(
+        self,
+        thread_id: str,
+        state: Mapping[str, Any] | None,
+        *,
+        dispatched: Sequence[str] = (),
+        answered: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> frozenset[str]:
+        """Replace the conversation's protocol state (a JSON object); None deletes it.
+
+        The server saves it before it writes a frame, so nothing it sent is lost with the process,
+        and before it acknowledges what it received; it is on the hot path of every frame.
+
+        Args:
+            thread_id: The conversation.
+            state: The state to keep; what `load_wire_state` returns until the next save.
+            dispatched: Calls whose requests `state`'s outbox holds: moved to DISPATCHED (as
+                `ThreadStore.set_call_state`) in the same transaction.
+            answered: Call id → the client's answer (a JSON object), for answers among what `state` has seen:
+                each DISPATCHED call moves to ANSWERED with (a copy of) its answer, in the same
+                transaction (a call in any other state keeps it: not dispatched yet, answered or
+                settled already).
+
+        Returns:
+            The calls of `answered` whose answers were saved.
+
+        Raises:
+            EnvelopeError: The backend could not read `state` (e.g. an outbox that is not
+                pairs of a stanza number and a base64 frame).
+        """
+        ...
+
+
+class Store(ThreadStore, ApprovalStore, ClientStateStore, WireStateStore, Protocol):
+    """Every store interface in one backend: what `Agent(store=)` and the server take.
+
+    Every method is safe to call from the event loop.
+    """
 
     async def aclose(self) -> None:
         """Release the store's resources."""
         ...
+
+
+def memory_store() -> Store:
+    """Return a new `MemoryStore`: threads live as long as the process (the `Agent` default)."""
+    global _memory_store
+    if _memory_store is None:  # the interfaces load no implementation until one is asked for
+        from .memory import MemoryStore
+
+        _memory_store = MemoryStore
+    return _memory_store()
+
+
+_memory_store: Callable[[], Store] | None = None

@@ -1,20 +1,18 @@
-"""`MemoryStore`: the `Store` in process memory, the default for a single process and for tests."""
+"""`MemoryStore`: every store interface in process memory, the default for a single process and for tests."""
 
 from __future__ import annotations
 
 import json
+import marshal
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..envelopes import ToolCall, ToolResult
 from ..errors import UsageError
 from ..messages import Message, ToolResultMessage
 from ..policy import MemoryApprovalStore
-from . import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
-
-if TYPE_CHECKING:
-    from ..protocol.sequencing import Sequencing
+from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
 
 __all__ = ["MemoryStore"]
 
@@ -33,7 +31,7 @@ class MemoryStore(MemoryApprovalStore):
         self._ledger: dict[str, dict[str, LedgerEntry]] = {}
         self._results: dict[str, dict[str, ToolResult]] = {}
         self._client_states: dict[str, str] = {}
-        self._wire_states: dict[str, str | Sequencing] = {}
+        self._wire_states: dict[str, bytes] = {}
         self._runs: dict[str, RunRecord] = {}
 
     async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
@@ -179,14 +177,12 @@ class MemoryStore(MemoryApprovalStore):
     async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
         """Return the server's protocol state of the conversation (None when there is none)."""
         saved = self._wire_states.get(thread_id)
-        if saved is None:
-            return None
-        return json.loads(saved) if isinstance(saved, str) else saved.to_dict()
+        return None if saved is None else marshal.loads(saved)
 
     async def save_wire_state(
         self,
         thread_id: str,
-        state: Sequencing | Mapping[str, Any] | None,
+        state: Mapping[str, Any] | None,
         *,
         dispatched: Sequence[str] = (),
         answered: Mapping[str, Mapping[str, Any]] | None = None,
@@ -199,20 +195,16 @@ class MemoryStore(MemoryApprovalStore):
             for call_id, answer in (answered or {}).items()
             if self._dispatched(thread_id, call_id) and self._move(thread_id, call_id, CallState.ANSWERED, answer)
         )
-        self._keep_wire_state(thread_id, state)
+        if state is None:
+            self._wire_states.pop(thread_id, None)
+        else:  # a deep copy, as a persistent store would keep: later changes to `state` do not leak in
+            # (marshal, not JSON: the server saves before each frame, and marshal copies strings whole)
+            self._wire_states[thread_id] = marshal.dumps(dict(state))
         return saved
 
     def _dispatched(self, thread_id: str, call_id: str) -> bool:
         entry = self._ledger.get(thread_id, {}).get(call_id)
         return entry is not None and entry.state is CallState.DISPATCHED and self._result(thread_id, call_id) is None
-
-    def _keep_wire_state(self, thread_id: str, state: Sequencing | Mapping[str, Any] | None) -> None:
-        if state is None:
-            self._wire_states.pop(thread_id, None)
-        elif isinstance(state, Mapping):
-            self._wire_states[thread_id] = json.dumps(state, separators=(",", ":"))
-        else:  # immutable: kept as it is
-            self._wire_states[thread_id] = state
 
     async def load_run(self, thread_id: str) -> RunRecord:
         """Return how the thread's last run stands."""

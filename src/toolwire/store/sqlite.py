@@ -41,20 +41,17 @@ from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import Any, Final, Self
 
 from ..envelopes import ToolCall, ToolResult
 from ..errors import UsageError
 from ..messages import Message, ToolResultMessage, message_from_dict
 from ..policy import Grant
-from . import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
 from .batching import GroupCommit
 from .checkpoints import Checkpointer
+from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
 from .sqlite_schema import SCHEMA_VERSION, dumps, migrate, transaction
 from .sqlite_wire import SavedWire, load_wire, save_wire, wire_parts
-
-if TYPE_CHECKING:
-    from ..protocol.sequencing import Sequencing
 
 __all__ = ["FILENAME", "SCHEMA_VERSION", "SqliteStore"]
 
@@ -400,7 +397,7 @@ class SqliteStore:
     async def save_wire_state(
         self,
         thread_id: str,
-        state: Sequencing | Mapping[str, Any] | None,
+        state: Mapping[str, Any] | None,
         *,
         dispatched: Sequence[str] = (),
         answered: Mapping[str, Mapping[str, Any]] | None = None,
@@ -425,9 +422,10 @@ class SqliteStore:
             The calls of `answered` whose answers were saved.
 
         Raises:
-            EnvelopeError: A mapping that is not `Sequencing.to_dict()`'s form.
+            EnvelopeError: A state whose numbering is not integers or whose outbox is not pairs of
+                a stanza number and a base64 frame.
         """
-        parts = None if state is None else wire_parts(state)
+        parts = None if state is None else wire_parts(state, self._outboxes.get(thread_id))
         answers = {call_id: dumps(answer) for call_id, answer in (answered or {}).items()}
         self._connection()  # a closed store fails here, not in the shared transaction
         saved = set[str]()

@@ -81,7 +81,7 @@ def _migrate_to_5(db: sqlite3.Connection) -> None:
     for thread_id, text in db.execute("SELECT thread_id, state FROM wire_state").fetchall():
         try:
             state = json.loads(text)
-            header, frames = wire_parts(state)
+            header, _, frames, _ = wire_parts(state, None)
         except (EnvelopeError, TypeError, ValueError):  # not a state this code wrote: left as it is
             continue
         numbering = (header["nextStanza"], header["lastSeen"])

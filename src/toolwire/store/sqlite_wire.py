@@ -1,9 +1,10 @@
-"""The server's protocol state of a conversation (`Sequencing`) as rows of the SQLite file.
+"""The server's protocol state of a conversation (`WireStateStore`'s JSON object) as rows of the SQLite file.
 
 `wire_state` keeps the header (role, conversation, numbering, the `version` token of the save that
 last rewrote the frames), `wire_outbox` one row per unacknowledged frame, each with the numbering
 of the save that wrote it (the numbering only grows), so that a save writes only what changed:
-one frame sent after the client acknowledged the last one touches one page.
+one frame sent after the client acknowledged the last one touches one page. The frames arrive in
+base64; a save decodes only those it has not seen in its last save of the thread.
 """
 
 from __future__ import annotations
@@ -14,14 +15,11 @@ import random
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import Any, Final, cast
 
 from ..errors import EnvelopeError
-from . import CallState
+from .records import CallState
 from .sqlite_schema import dumps
-
-if TYPE_CHECKING:
-    from ..protocol.sequencing import Sequencing
 
 __all__ = ["ANSWER", "DISPATCH", "INSERT_FRAME", "KEPT_OUTBOXES", "SavedWire", "load_wire", "save_wire", "wire_parts"]
 
@@ -44,7 +42,7 @@ KEPT_OUTBOXES: Final = 1024
 
 
 def load_wire(db: sqlite3.Connection, thread_id: str) -> dict[str, Any] | None:
-    """Read a conversation's protocol state (`Sequencing.to_dict()`'s form; None when there is none)."""
+    """Read a conversation's protocol state (the JSON object saved; None when there is none)."""
     row = db.execute("SELECT state FROM wire_state WHERE thread_id = ?", (thread_id,)).fetchone()
     if row is None:
         return None
@@ -66,7 +64,7 @@ def save_wire(
     db: sqlite3.Connection,
     outboxes: dict[str, SavedWire],
     thread_id: str,
-    parts: tuple[dict[str, Any], dict[int, bytes]] | None,
+    parts: WireParts | None,
     dispatched: Sequence[str],
     answered: Mapping[str, str],
     saved_answers: set[str],
@@ -88,8 +86,8 @@ def save_wire(
         db.execute("DELETE FROM wire_state WHERE thread_id = ?", (thread_id,))
         db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
         return
-    header, frames = parts
-    saved = SavedWire(known.version if known is not None else 0, header, frames)
+    header, texts, decoded, base = parts
+    saved = SavedWire(known.version if known is not None else 0, header, texts)
     if known is not None and known.continued_by(saved):
         row = db.execute("SELECT version FROM wire_state WHERE thread_id = ?", (thread_id,)).fetchone()
         if row is None or row[0] != known.version:
@@ -98,13 +96,14 @@ def save_wire(
         known = None
     numbering = (header["nextStanza"], header["lastSeen"])
     if known is not None:
-        stored = known.frames
-        added = [
-            (thread_id, stanza, frame, *numbering)
-            for stanza, frame in frames.items()
-            if (old := stored.get(stanza)) is not frame and old != frame
-        ]
-        gone = [(thread_id, stanza) for stanza in stored if stanza not in frames]
+        stored = known.texts
+        # Set operations on the dicts' views: no Python loop over the frames that stay.
+        if known is base:  # what is new since it was found before the transaction
+            added = [(thread_id, stanza, frame, *numbering) for stanza, frame in decoded.items()]
+        else:
+            new = texts.items() - stored.items()
+            added = [(thread_id, stanza, _frame(decoded, stanza, text), *numbering) for stanza, text in new]
+        gone = [(thread_id, stanza) for stanza in stored.keys() - texts.keys()]
         # An added row carries the numbering; without one, the header must (load takes the max).
         if not added and (gone or numbering != (known.header["nextStanza"], known.header["lastSeen"])):
             db.execute(
@@ -122,7 +121,7 @@ def save_wire(
             (thread_id, dumps(header), time.time(), saved.version),
         )
         db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
-        added = [(thread_id, stanza, frame, *numbering) for stanza, frame in frames.items()]
+        added = [(thread_id, stanza, _frame(decoded, stanza, text), *numbering) for stanza, text in texts.items()]
     if added:
         db.executemany(INSERT_FRAME, added)
     # Remembered for the next save of the thread (in this transaction or a later one); a failed
@@ -132,39 +131,53 @@ def save_wire(
         del outboxes[next(iter(outboxes))]
 
 
-def wire_parts(state: Sequencing | Mapping[str, Any]) -> tuple[dict[str, Any], dict[int, bytes]]:
-    """A protocol state as its stored parts: everything but the outbox (JSON), and the outbox's frames.
+WireParts = tuple[dict[str, Any], dict[int, str], dict[int, bytes], "SavedWire | None"]
+"""A protocol state as its stored parts: everything but the outbox; the outbox (stanza → base64
+frame); the frames decoded: those new or changed since `base`, the store's last save of the thread."""
+
+
+def wire_parts(state: Mapping[str, Any], known: SavedWire | None) -> WireParts:
+    """A protocol state as its stored parts, decoding (and so checking) the frames `known` lacks.
+
+    Call it before the write transaction: a state that is refused fails alone. The frames of
+    `known` (the store's last save of the thread) were checked when they were saved.
 
     Raises:
-        EnvelopeError: A mapping that is not `Sequencing.to_dict()`'s form.
+        EnvelopeError: A mapping whose numbering is not integers, or whose outbox is not pairs of
+            a stanza number and a base64 frame.
     """
-    if not isinstance(state, Mapping):
-        header = {
-            "role": state.role,
-            "conversationId": state.conversation_id,
-            "nextStanza": state.next_stanza,
-            "lastSeen": state.last_seen,
-        }
-        return header, dict(state.outbox)
-    header = {key: value for key, value in state.items() if key != "outbox"}
+    header = dict(state)
+    outbox = header.pop("outbox", None)
     try:
-        if not all(type(header.get(key)) is int for key in NUMBERING):
+        if type(header.get("nextStanza")) is not int or type(header.get("lastSeen")) is not int:
             raise ValueError("nextStanza and lastSeen must be integers")
-        outbox = cast("list[tuple[Any, Any]]", state.get("outbox") or [])
-        return header, {int(stanza): base64.b64decode(frame, validate=True) for stanza, frame in outbox}
+        texts = cast("dict[int, str]", dict(outbox or ()))
+        decoded: dict[int, bytes] = {}
+        for stanza, text in texts.items() - known.texts.items() if known is not None else texts.items():
+            if type(stanza) is not int:
+                raise ValueError("a stanza number must be an integer")
+            decoded[stanza] = base64.b64decode(text, validate=True)
     except (TypeError, ValueError) as exc:
-        raise EnvelopeError(f"not a Sequencing state: {exc!r:.80}") from None
+        raise EnvelopeError(f"not a protocol state: {exc!r:.80}") from None
+    return header, texts, decoded, known
+
+
+def _frame(decoded: dict[int, bytes], stanza: int, text: str) -> bytes:
+    """A frame's bytes: decoded before the transaction, or (checked by an earlier save) now."""
+    frame = decoded.get(stanza)
+    return frame if frame is not None else base64.b64decode(text)
 
 
 class SavedWire:
     """What a store last saved of a conversation's protocol state (to write only what changes)."""
 
-    __slots__ = ("frames", "header", "version")
+    __slots__ = ("header", "texts", "version")
 
-    def __init__(self, version: int, header: dict[str, Any], frames: dict[int, bytes]) -> None:
+    def __init__(self, version: int, header: dict[str, Any], texts: dict[int, str]) -> None:
         self.version = version
         self.header = header
-        self.frames = frames
+        self.texts = texts
+        """The outbox as saved: stanza → its frame in base64."""
 
     def continued_by(self, new: SavedWire) -> bool:
         """True when `new` only moves on from this state: same end, numbering not gone back."""
