@@ -123,7 +123,7 @@ def test_tool_result_without_success_is_rejected():
 
 def test_type_is_written_only_when_success_does_not_imply_it():
     assert "type" not in ToolResult.ok("c", 1).to_dict()
-    assert "type" not in ToolResult.error("c", "boom").to_dict()
+    assert "type" not in ToolResult.failed("c", "boom").to_dict()
     assert ToolResult.timeout("c", 10).to_dict()["type"] == 3
 
 
@@ -149,13 +149,13 @@ def test_ok_payload_is_the_value(value: Any):
 
 
 def test_error_payload_is_seed_000s():
-    result = ToolResult.error("c", "...", code="OPTIONAL_CODE", error_type="OptionalType")
+    result = ToolResult.failed("c", "...", code="OPTIONAL_CODE", error_type="OptionalType")
     expected = {"error": {"message": "...", "code": "OPTIONAL_CODE", "type": "OptionalType"}}
     assert _same_bytes(result.payload(), expected)
 
 
 def test_error_payload_omits_type_when_unset_and_defaults_the_code():
-    assert ToolResult.error("c", "boom").payload() == {"error": {"message": "boom", "code": "execution_error"}}
+    assert ToolResult.failed("c", "boom").payload() == {"error": {"message": "boom", "code": "execution_error"}}
 
 
 @pytest.mark.parametrize("by", ["user", "policy", "system"])
@@ -185,7 +185,7 @@ def test_denied_payload_is_seed_000s():
 @pytest.mark.parametrize(
     "result",
     [
-        ToolResult.error("c", "boom", code="unknown_tool"),
+        ToolResult.failed("c", "boom", code="unknown_tool"),
         ToolResult.canceled("c", "stopped", "system"),
         ToolResult.timeout("c", 5000),
         ToolResult.denied("c", "delete_file", "not allowed"),
@@ -202,17 +202,17 @@ def test_failure_without_its_payload_is_rejected(type_: ResultType):
         ToolResult(call_id="c", type=type_, error="x")
 
 
-# -- ToolResult.error: constructor and field ----------------------------------------------------------
+# -- ToolResult.failed and the error field --------------------------------------------------------------
 
 
-def test_error_on_the_class_builds_an_error_result():
-    result = ToolResult.error("c_1", "boom", code="invalid_parameters")
+def test_failed_builds_an_error_result():
+    result = ToolResult.failed("c_1", "boom", code="invalid_parameters")
     assert isinstance(result, ToolResult)
     assert (result.call_id, result.type, result.error_code) == ("c_1", ResultType.ERROR, "invalid_parameters")
 
 
-def test_error_on_an_instance_is_the_string():
-    assert ToolResult.error("c_1", "boom").error == "boom"
+def test_error_is_the_string_of_a_failure():
+    assert ToolResult.failed("c_1", "boom").error == "boom"
     assert ToolResult.ok("c_1", 1).error is None
 
 
@@ -222,9 +222,9 @@ def test_error_field_round_trips_through_dict():
     assert result.to_dict()["error"] == "Invalid date format"
 
 
-def test_error_constructor_failures_ask_for_followup_unless_terminal():
-    assert ToolResult.error("c", "boom").needs_followup is True
-    terminal = ToolResult.error("c", "boom", terminal=True)
+def test_failed_results_ask_for_followup_unless_terminal():
+    assert ToolResult.failed("c", "boom").needs_followup is True
+    terminal = ToolResult.failed("c", "boom", terminal=True)
     assert (terminal.terminal, terminal.needs_followup) == (True, False)
 
 
@@ -232,7 +232,7 @@ def test_error_constructor_failures_ask_for_followup_unless_terminal():
 
 ONE_OF_EACH = {
     ResultType.SUCCESS: ToolResult.ok("c", {"a": 1}),
-    ResultType.ERROR: ToolResult.error("c", "boom"),
+    ResultType.ERROR: ToolResult.failed("c", "boom"),
     ResultType.CANCELED: ToolResult.canceled("c", "stop", "user"),
     ResultType.TIMEOUT: ToolResult.timeout("c", 1000),
     ResultType.DENIED: ToolResult.denied("c", "t", "no"),
@@ -261,9 +261,9 @@ def test_every_constructor_round_trips_through_dict(type_: ResultType):
     [
         (ToolResult.ok("c", 1), False),
         (ToolResult.ok("c", 1, terminal=True), True),
-        (ToolResult.error("c", "boom"), False),
-        (ToolResult.error("c", "boom", needs_followup=False), True),
-        (ToolResult.error("c", "boom", terminal=True), True),
+        (ToolResult.failed("c", "boom"), False),
+        (ToolResult.failed("c", "boom", needs_followup=False), True),
+        (ToolResult.failed("c", "boom", terminal=True), True),
         (ToolResult.canceled("c", "stop", "user"), True),
         (ToolResult.canceled("c", "stop", "policy"), False),
         (ToolResult.timeout("c", 1000, needs_followup=False), True),
@@ -339,7 +339,7 @@ def test_data_round_trips_through_the_envelope(value: Any):
 
 
 def test_error_data_is_an_object_in_the_envelope_too():
-    result = ToolResult.error("c", "boom", data=["partial", "rows"])
+    result = ToolResult.failed("c", "boom", data=["partial", "rows"])
     assert result.to_dict()["data"] == {"value": ["partial", "rows"]}
 
 

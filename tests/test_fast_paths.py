@@ -17,7 +17,8 @@ import anyio.lowlevel
 import pytest
 
 from toolwire import Cancellation, _fast, guard
-from toolwire.envelopes import ToolCall, ToolResult
+from toolwire.envelopes import ResultType, ToolCall, ToolResult
+from toolwire.errors import EnvelopeError
 from toolwire.guard import INTERRUPTED
 from toolwire.messages import AssistantMessage, ToolResultMessage, Usage, UserMessage
 from toolwire.models import ModelRequest, ModelResponse, TextDelta
@@ -242,6 +243,8 @@ QUICK = [
     (ModelResponse, (), {}),  # a default factory
     (TextDelta, ("chunk",), {}),
     (Usage, (1, 2, 3), {}),
+    (ToolResult, (), {"call_id": "c1", "data": {"a": 1}}),
+    (ToolResult, (), {}),  # a default factory
 ]
 
 
@@ -255,7 +258,8 @@ def _plain(cls: type[Any]) -> type[Any]:
         )
         for f in dataclasses.fields(cls)
     ]
-    return dataclasses.make_dataclass(cls.__name__, fields, frozen=True, slots=True, kw_only=False)
+    post_init = {"__post_init__": cls.__post_init__} if hasattr(cls, "__post_init__") else {}
+    return dataclasses.make_dataclass(cls.__name__, fields, namespace=post_init, frozen=True, slots=True)
 
 
 @pytest.mark.parametrize(("cls", "args", "kwargs"), QUICK, ids=[c.__name__ for c, _, _ in QUICK])
@@ -289,6 +293,13 @@ def test_a_quick_init_instance_stays_frozen() -> None:
     message = UserMessage("hello")
     with pytest.raises(dataclasses.FrozenInstanceError):
         message.content = "changed"  # type: ignore[misc]
+
+
+def test_quick_init_runs_post_init_as_the_dataclass_init_does() -> None:
+    with pytest.raises(EnvelopeError, match="DENIED"):
+        ToolResult(call_id="c", type=ResultType.DENIED, error="x")  # its payload is missing
+    with pytest.raises(EnvelopeError, match="DENIED"):
+        _plain(ToolResult)(call_id="c", type=ResultType.DENIED, error="x")
 
 
 def test_quick_init_refuses_a_class_it_cannot_speed_up() -> None:

@@ -51,8 +51,8 @@ X = TypeVar("X")
 def quick_init(cls: type[T]) -> type[T]:
     """Replace the `__init__` of frozen, slotted dataclass `cls` with an equivalent, faster one."""
     params = getattr(cls, "__dataclass_params__", None)
-    if params is None or not params.frozen or "__slots__" not in cls.__dict__ or hasattr(cls, "__post_init__"):
-        raise TypeError(f"{cls.__name__}: quick_init takes a frozen, slotted dataclass without __post_init__")
+    if params is None or not params.frozen or "__slots__" not in cls.__dict__:
+        raise TypeError(f"{cls.__name__}: quick_init takes a frozen, slotted dataclass")
     scope: dict[str, Any] = {"_MISSING": dataclasses.MISSING}
     positional: list[str] = []
     keyword: list[str] = []
@@ -75,6 +75,8 @@ def quick_init(cls: type[T]) -> type[T]:
         if field.init:
             (keyword if field.kw_only else positional).append(f"{name}{default}")
         body.append(f"    _set_{name}(self, {value})")
+    if hasattr(cls, "__post_init__"):  # as the dataclass's own: after the fields are set
+        body.append("    self.__post_init__()")
     signature = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
     source = f"def __init__({signature}):\n" + ("\n".join(body) or "    pass") + "\n"
     exec(source, scope)  # the way dataclasses builds its own __init__

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Literal, cast, overload
+from typing import Any, Final, Literal, cast
 
 from ._fast import quick_init
 from .errors import EnvelopeError
@@ -185,55 +185,14 @@ class ToolCall:
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
 
 
-class _ErrorAttribute:
-    """`ToolResult.error`: the Error constructor on the class, the error string on a result.
-
-    Seed 002 names the field `error` and the outcome constructors are named after their outcome
-    types, so both meanings share one name; the dataclass slot keeps the value.
-    """
-
-    __slots__ = ("_slot",)
-
-    def __init__(self, slot: Any) -> None:
-        self._slot = slot
-
-    @overload
-    def __get__(self, obj: None, owner: type[ToolResult]) -> _ErrorConstructor: ...
-    @overload
-    def __get__(self, obj: ToolResult, owner: type[ToolResult]) -> str | None: ...
-    def __get__(self, obj: ToolResult | None, owner: type[ToolResult]) -> Any:
-        if obj is None:
-            return owner._make_error  # pyright: ignore[reportPrivateUsage]
-        return self._slot.__get__(obj, owner)
-
-    def __set__(self, obj: ToolResult, value: str | None) -> None:
-        self._slot.__set__(obj, value)
-
-
-if TYPE_CHECKING:
-    from typing import Protocol
-
-    class _ErrorConstructor(Protocol):
-        def __call__(
-            self,
-            call_id: str | None,
-            message: str,
-            *,
-            code: str = "execution_error",
-            error_type: str | None = None,
-            needs_followup: bool = True,
-            terminal: bool = False,
-            next_action: str | None = None,
-            data: Any = None,
-        ) -> ToolResult: ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, init=False)
+@quick_init
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
     """The one outcome of one tool call.
 
-    Build results with the constructors (`ok`, `error`, `canceled`, `timeout`, `denied`) rather
-    than field by field; they fill the payload and the flags the way the rest of toolwire expects.
+    Build results with the constructors, one per outcome: `ok` (Success), `failed` (Error),
+    `canceled`, `timeout` and `denied`. They fill the payload and the flags the way the rest of
+    toolwire expects.
     """
 
     call_id: str | None = None
@@ -248,14 +207,8 @@ class ToolResult:
     """A machine-readable hint for the next operation, e.g. `"retry"` for a transient failure."""
     message: str | None = None
     """Text for the user."""
-    if TYPE_CHECKING:
-        error: _ErrorAttribute = _ErrorAttribute(None)
-    else:
-        error: str | None = None
-    """What went wrong, for the model and the logs; set on every failed outcome.
-
-    On the class, `ToolResult.error(call_id, message, ...)` is the constructor of an Error result.
-    """
+    error: str | None = None
+    """What went wrong, for the model and the logs; set on every failed outcome."""
     error_code: str | None = None
     """The machine-readable code of an Error, e.g. `invalid_parameters`."""
     error_type: str | None = None
@@ -267,43 +220,13 @@ class ToolResult:
     raw_type: int | None = None
     """The undecodable numeric type this result arrived with, when `type` fell back to ERROR."""
 
-    def __init__(
-        self,
-        *,
-        call_id: str | None = None,
-        type: ResultType = ResultType.SUCCESS,
-        terminal: bool = False,
-        needs_followup: bool = False,
-        next_action: str | None = None,
-        message: str | None = None,
-        error: str | None = None,
-        error_code: str | None = None,
-        error_type: str | None = None,
-        data: Any = None,
-        extra: Mapping[str, Any] = _EMPTY,
-        raw_type: int | None = None,
-    ) -> None:
-        # Written out rather than generated: every tool call builds a result, and the dataclass's
-        # frozen `__init__` (a `setattr` lookup per field, a default factory, `__post_init__`)
-        # costs 1.5x as much. Frozen still holds: only `__init__` sets the slots.
-        if type is not ResultType.SUCCESS and (key := PAYLOAD_KEYS.get(type)) is not None:
-            if not _is_payload(data, key):
+    def __post_init__(self) -> None:
+        if self.type is not ResultType.SUCCESS and (key := PAYLOAD_KEYS.get(self.type)) is not None:
+            if not _is_payload(self.data, key):
                 raise EnvelopeError(
-                    f"a {type.name} result must carry its payload in data, "
+                    f"a {self.type.name} result must carry its payload in data, "
                     f"e.g. {{{key!r}: {{...}}}}; use ToolResult.{key}() to build one"
                 )
-        _set_call_id(self, call_id)
-        _set_type(self, type)
-        _set_terminal(self, terminal)
-        _set_needs_followup(self, needs_followup)
-        _set_next_action(self, next_action)
-        _set_message(self, message)
-        _set_error(self, error)
-        _set_error_code(self, error_code)
-        _set_error_type(self, error_type)
-        _set_data(self, data)
-        _set_extra(self, extra)
-        _set_raw_type(self, raw_type)
 
     @property
     def success(self) -> bool:
@@ -331,7 +254,7 @@ class ToolResult:
         return cls(call_id=call_id, data=data, message=message, terminal=terminal, next_action=next_action)
 
     @classmethod
-    def _make_error(
+    def failed(
         cls,
         call_id: str | None,
         message: str,
@@ -538,22 +461,6 @@ class ToolResult:
             data=unwrap_value(obj.get("data")),
             extra=MappingProxyType(extra) if extra else _EMPTY,
         )
-
-
-# `__init__` sets the slots through their descriptors: `object.__setattr__` by name costs 1.6x.
-_set_call_id: Final = ToolResult.__dict__["call_id"].__set__
-_set_type: Final = ToolResult.__dict__["type"].__set__
-_set_terminal: Final = ToolResult.__dict__["terminal"].__set__
-_set_needs_followup: Final = ToolResult.__dict__["needs_followup"].__set__
-_set_next_action: Final = ToolResult.__dict__["next_action"].__set__
-_set_message: Final = ToolResult.__dict__["message"].__set__
-_set_error_code: Final = ToolResult.__dict__["error_code"].__set__
-_set_error_type: Final = ToolResult.__dict__["error_type"].__set__
-_set_data: Final = ToolResult.__dict__["data"].__set__
-_set_extra: Final = ToolResult.__dict__["extra"].__set__
-_set_raw_type: Final = ToolResult.__dict__["raw_type"].__set__
-_set_error: Final = ToolResult.__dict__["error"].__set__  # the slot itself, under `_ErrorAttribute`
-ToolResult.error = _ErrorAttribute(ToolResult.__dict__["error"])  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def is_terminal_result(result: ToolResult | Mapping[str, Any] | None) -> bool:

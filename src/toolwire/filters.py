@@ -336,7 +336,7 @@ class RateLimit:
                 f"Rate limit reached for '{name}': at most {calls} per {window.per_seconds:g} s{scope}. "
                 f"Try again in {wait:.1f} s, or continue without it."
             )
-            ctx.result = ToolResult.error(ctx.tool_call.id, message, code="rate_limited", needs_followup=True)
+            ctx.result = ToolResult.failed(ctx.tool_call.id, message, code="rate_limited", needs_followup=True)
             return
         window.times.append(now)
         await call_next(ctx)

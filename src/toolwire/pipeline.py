@@ -243,7 +243,7 @@ class Pipeline:
         try:
             ctx.arguments = self._validate(tool, call)
         except InvalidArguments as exc:
-            ctx.result = ToolResult.error(call.id, str(exc), code="invalid_parameters")
+            ctx.result = ToolResult.failed(call.id, str(exc), code="invalid_parameters")
             return
         permission = self.policy.decide(tool)
         if permission.decision is Decision.ALLOW:  # the common case, without a coroutine
@@ -259,7 +259,7 @@ class Pipeline:
             shown = self._unexpected(exc, "a filter failed on call %s of tool %s", call.id, tool.name)
             if ctx.result is None:
                 message = f"A filter failed while running '{tool.name}': {shown}"
-                ctx.result = ToolResult.error(call.id, message, error_type=type(exc).__name__)
+                ctx.result = ToolResult.failed(call.id, message, error_type=type(exc).__name__)
         result = ctx.result
         if result is None:
             ctx.result = (
@@ -405,7 +405,7 @@ class Pipeline:
     def _unknown_tool(self, call: ToolCall) -> ToolResult:
         names = self.toolbox.suggest(call.name)
         hint = f" Available tools include: {', '.join(names)}." if names else " No tools are available."
-        return ToolResult.error(call.id, f"Unknown tool '{call.name}'.{hint}", code="unknown_tool")
+        return ToolResult.failed(call.id, f"Unknown tool '{call.name}'.{hint}", code="unknown_tool")
 
     async def _execute(self, ctx: InvocationContext) -> None:
         """The end of the chain: run the tool under its deadline and set `ctx.result`."""
@@ -432,7 +432,7 @@ class Pipeline:
                 job = partial(tool.function, **kwargs)
                 value = await guarded(to_thread.run_sync(job, abandon_on_cancel=True), tool.timeout, cancellation)
         except ToolError as exc:
-            ctx.result = ToolResult.error(
+            ctx.result = ToolResult.failed(
                 call.id,
                 exc.message,
                 code=exc.code,
@@ -445,7 +445,7 @@ class Pipeline:
             return
         except Exception as exc:
             shown = self._unexpected(exc, "tool %s raised an exception on call %s", tool.name, call.id)
-            ctx.result = ToolResult.error(call.id, shown, error_type=type(exc).__name__)
+            ctx.result = ToolResult.failed(call.id, shown, error_type=type(exc).__name__)
             return
         if value is INTERRUPTED:
             if tool_context is not None:
@@ -467,7 +467,7 @@ class Pipeline:
             # Also dumps pydantic models, dataclasses, datetimes; JSON has no NaN or Infinity.
             data = to_jsonable_python(value, inf_nan_mode="null")
         except PydanticSerializationError as exc:
-            return ToolResult.error(
+            return ToolResult.failed(
                 call.id,
                 f"'{tool.name}' returned a value that is not JSON ({type(value).__name__}): {exc}",
                 error_type=type(value).__name__,
@@ -488,14 +488,14 @@ class Pipeline:
         try:
             encoded = to_json(data)
         except PydanticSerializationError as exc:
-            return ToolResult.error(call.id, f"The result of '{tool.name}' is not JSON: {exc}")
+            return ToolResult.failed(call.id, f"The result of '{tool.name}' is not JSON: {exc}")
         if b"NaN" in encoded or b"Infinity" in encoded:  # perhaps only inside a string: then nothing changes
             result = replace(result, data=to_jsonable_python(data, inf_nan_mode="null"))
             encoded = to_json(result.data)
         if self.max_result_bytes:
             size = len(encoded) if result.success else len(to_json(result.payload()))
             if size > self.max_result_bytes:
-                return ToolResult.error(
+                return ToolResult.failed(
                     call.id,
                     f"The result of '{tool.name}' is larger than {self.max_result_bytes} bytes; "
                     "ask for less data (narrower filters, fewer items, a page of results).",
@@ -532,7 +532,7 @@ def _canceled(call: ToolCall, cancellation: Cancellation) -> ToolResult:
 
 def _no_result(ctx: InvocationContext) -> ToolResult:
     _log.error("no filter produced a result for call %s", ctx.tool_call.id)
-    return ToolResult.error(
+    return ToolResult.failed(
         ctx.tool_call.id,
         "The call produced no result: a filter neither called call_next nor set ctx.result.",
     )

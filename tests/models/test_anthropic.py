@@ -136,7 +136,7 @@ async def test_transcript_maps_to_the_documented_request_body(connect: Callable[
             ),
         ),
         ToolResultMessage("get_weather", ToolResult.ok("toolu_01", {"tempC": 21, "sky": "ensoleillé"})),
-        ToolResultMessage("get_weather", ToolResult.error("toolu_02", "weather service timed out")),
+        ToolResultMessage("get_weather", ToolResult.failed("toolu_02", "weather service timed out")),
         UserMessage("Which is warmer?"),
     ]
     request = ModelRequest(system="You are a weather assistant.", messages=transcript, tools=[WEATHER])

@@ -115,7 +115,7 @@ async def test_request_body_for_a_transcript_with_calls_and_results(connect: Cal
             ),
         ),
         ToolResultMessage("get_weather", ToolResult.ok("call_1", {"celsius": 21, "sky": "clear"})),
-        ToolResultMessage("get_weather", ToolResult.error("call_2", "no station in Rome", code="not_found")),
+        ToolResultMessage("get_weather", ToolResult.failed("call_2", "no station in Rome", code="not_found")),
         AssistantMessage(tool_calls=(ToolCall(id="call_3", name="get_time", arguments={}),)),
         ToolResultMessage("get_time", ToolResult.ok("call_3", "12:00")),
         AssistantMessage("Paris: 21 °C, clear. Rome: unknown."),

@@ -145,9 +145,9 @@ RESULTS = [
     ToolResult.ok("c1", {"eventId": "e_777"}),
     ToolResult.ok("c1", {"answer": 42.5}, message="done", terminal=True),
     ToolResult.ok("c1"),
-    ToolResult.error("c1", "Invalid date format", code="invalid_parameters"),
-    ToolResult.error("c1", "Calendar service unavailable", needs_followup=False),
-    ToolResult.error("c1", "slow down", code="rate_limited"),
+    ToolResult.failed("c1", "Invalid date format", code="invalid_parameters"),
+    ToolResult.failed("c1", "Calendar service unavailable", needs_followup=False),
+    ToolResult.failed("c1", "slow down", code="rate_limited"),
     ToolResult.canceled("c1", "user pressed stop"),
     ToolResult.timeout("c1", 5000),
     ToolResult.timeout("c1", 5000, effect_unknown=True),
@@ -178,7 +178,7 @@ def test_a_value_that_is_not_a_map_travels_as_value():
 
 
 def test_seed_001_body_is_the_body_of_an_error():
-    result = ToolResult.error("c1", "File not found", code="execution_error")
+    result = ToolResult.failed("c1", "File not found", code="execution_error")
     assert result_message(result, "req_1").to_body() == {
         "id": "req_1",
         "success": False,
@@ -189,7 +189,7 @@ def test_seed_001_body_is_the_body_of_an_error():
 
 def test_result_type_is_sent_only_when_the_code_does_not_imply_it():
     assert result_message(ToolResult.timeout("c1", 10), "r").result_type is None
-    mislabeled = ToolResult.error("c1", "took too long", code="timeout")
+    mislabeled = ToolResult.failed("c1", "took too long", code="timeout")
     message = result_message(mislabeled, "r")
     assert message.result_type == 1 and message.error_code == "timeout"
     assert tool_result(message, call_id="c1") == mislabeled

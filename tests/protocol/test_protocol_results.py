@@ -51,7 +51,7 @@ def from_wire(body: dict[str, Any], **context: Any) -> ToolResult:
 FIVE = [
     pytest.param(ToolResult.ok("c1", {"answer": 42.5}), {"result": {"answer": 42.5}}, id="success"),
     pytest.param(
-        ToolResult.error("c1", "boom", code="not_found", error_type="KeyError"),
+        ToolResult.failed("c1", "boom", code="not_found", error_type="KeyError"),
         {"errorCode": "not_found", "errorMessage": "boom", "result": {"error": {"type": "KeyError"}}},
         id="error",
     ),

@@ -46,7 +46,7 @@ async def test_toolbox_decorators_keep_the_signature() -> None:
 
 
 def test_error_is_the_constructor_on_the_class_and_a_string_on_a_result() -> None:
-    result = ToolResult.error("c1", "boom", code="x")
+    result = ToolResult.failed("c1", "boom", code="x")
     assert_type(result, ToolResult)
     assert_type(result.error, str | None)
     assert result.error == "boom"

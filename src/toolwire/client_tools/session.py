@@ -237,7 +237,7 @@ class ClientSession:
                 f"'{name}' belongs to the client tool group '{group.name}', which is collapsed; "
                 f"call '{container_name(group.name)}' first to make its tools available."
             )
-            return ToolResult.error(call_id, message, code="unknown_tool")
+            return ToolResult.failed(call_id, message, code="unknown_tool")
         return None
 
     # -- client calls --------------------------------------------------------------------------
@@ -316,7 +316,7 @@ class ClientSession:
             fallback: FallbackMessage | FailFast = (
                 strategy.fallback if isinstance(strategy, RetryWithBackoff) else strategy
             )
-            return ToolResult.error(request.call_id, fallback.message(name), code="client_disconnected")
+            return ToolResult.failed(request.call_id, fallback.message(name), code="client_disconnected")
         return self._result(request, response)
 
     def _result(self, request: ClientToolRequest, answer: ClientToolResponse | ToolUseResult) -> ToolResult:

@@ -212,7 +212,7 @@ def failure_result(
             result = ToolResult.denied(call_id, named, reason, needs_followup=followup)
         case _:
             error_type = sent.get("type")
-            return ToolResult.error(
+            return ToolResult.failed(
                 call_id,
                 message,
                 code=code,

@@ -181,7 +181,7 @@ async def test_record_batch_keeps_existing_ids(store: ThreadStore) -> None:
 
 
 async def test_complete_batch_records_results_and_appends_their_messages(store: ThreadStore) -> None:
-    results = [ToolResult.ok(LOOKUP.id, {"temperature": 21}), ToolResult.error(DELETE.id, "no such note")]
+    results = [ToolResult.ok(LOOKUP.id, {"temperature": 21}), ToolResult.failed(DELETE.id, "no such note")]
     await store.record_calls([entry(LOOKUP), entry(DELETE)])
     appended = [ToolResultMessage(LOOKUP.name, results[0]), ToolResultMessage(DELETE.name, results[1])]
     assert await store.complete_batch("t1", [LOOKUP, DELETE], results) == appended
