@@ -15,8 +15,13 @@ is followed by exactly one result per call before anything else, also when the r
 ends at a limit, or the process died in the middle of a batch (the next run closes such calls
 as Canceled by `system`).
 
-Beside the loop: `turns` lets the runs of a thread take turns, `ledger` writes each call's entry
-ahead and recovers calls a stopped process left, `client_tools.batch` runs the client-tool steps.
+The loop learns about tools only through toolsets (`toolwire.toolsets`): each run binds the
+agent's toolsets to its thread, and asks the combined `ToolSurface` what the model sees, how a
+call runs and what to record. Function tools (a `Toolbox`) and client tools (`ClientToolset`,
+fed by `run(client_tool_groups=, ...)`) are two of them.
+
+Beside the loop: `turns` lets the runs of a thread take turns, `ledger` recovers the calls a
+stopped process left.
 """
 
 from __future__ import annotations
@@ -25,13 +30,15 @@ import logging
 import math
 import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 from anyio import CancelScope
 
-from .client_tools.batch import NO_CLIENT_INPUT, ClientInput, failed_fast_error, open_session, run_client_batch
 from .client_tools.channel import ClientChannel, ClientHub, ClientToolsConfig
+from .client_tools.toolset import ClientInput, ClientToolset
 from .envelopes import ResultType, ToolCall, ToolResult, is_terminal_result
 from .errors import ProviderError, UsageError
 from .events import EndReason as EndReason
@@ -42,19 +49,20 @@ from .events import RunResult as RunResult
 from .guard import INTERRUPTED, guarded
 from .history import HistoryStrategy as HistoryStrategy
 from .history import TrimHistory as TrimHistory
-from .ledger import Unfinished, close_run, new_ledger_entry, record_result, run_is_open, unfinished_batch
+from .ledger import Unfinished, close_run, record_result, run_is_open, unfinished_batch
 from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
 from .models import Model, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice
 from .pipeline import Filter, Pipeline, Record
 from .policy import PermissionPolicy
-from .store import CallState, RunRecord, Store
+from .store import CallState, LedgerEntry, RunRecord, Store
 from .store.memory import MemoryStore
 from .tools import Cancellation, Tool, Toolbox
+from .toolsets import BoundToolset, RunScope, Toolset
+from .toolsets.surface import ToolSurface, ledger_entry
 from .turns import ThreadTurns
 
 if TYPE_CHECKING:  # loaded on the first run that uses client tools (pydantic models, jsonschema-rs)
     from .client_tools.definitions import ClientToolGroup
-    from .client_tools.session import ClientSession
 
 _log = logging.getLogger("toolwire.loop")
 
@@ -75,7 +83,8 @@ class Agent:
 
     Args:
         model: The model to drive (see `toolwire.models`).
-        tools: A `Toolbox`, or tools and functions to put in one.
+        tools: A `Toolbox`, or toolsets (see `toolwire.toolsets`), tools and functions: the
+            tools and functions go in one `Toolbox` (`agent.toolbox`), offered first.
         policy: Decides whether each call may run (the default preset, with approvals kept in
             `store`, when None).
         filters: Run around every allowed call, in order.
@@ -103,7 +112,7 @@ class Agent:
         self,
         model: Model,
         *,
-        tools: Toolbox | Iterable[Tool[Any, Any] | Callable[..., Any]] = (),
+        tools: Toolbox | Iterable[Toolset | Tool[Any, Any] | Callable[..., Any]] = (),
         policy: PermissionPolicy | None = None,
         filters: Sequence[Filter] = (),
         instructions: str = "",
@@ -123,7 +132,8 @@ class Agent:
                 "Agent needs max_requests >= 1, max_tool_calls >= 0, retry_budget >= 0 and max_resume_attempts >= 1"
             )
         self.model = model
-        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        self.toolbox, toolsets = _toolsets(tools)
+        """The function tools (the toolbox given, or the one the tools and functions given went in)."""
         self.store: Store = store if store is not None else MemoryStore()
         self.policy = policy if policy is not None else PermissionPolicy(store=self.store)
         self.pipeline = Pipeline(
@@ -143,7 +153,32 @@ class Agent:
         self.max_resume_attempts = max_resume_attempts
         self.clients = ClientHub()
         """The clients attached to threads; a server calls `attach`, `detach` and `deliver` on it."""
+        self.client_toolset = ClientToolset(self.clients, self.client_tools)
+        """The client tools of each thread (fed by `run(client_tool_groups=, ...)`)."""
+        self.toolsets: tuple[Toolset, ...] = (*toolsets, self.client_toolset)
+        """Every toolset the runs bind, in order (an earlier one's tool wins a name)."""
+        self._plain = ToolSurface([self.toolbox], mode_fallback=self.toolbox.mode_fallback)
         self._thread_turns = ThreadTurns()
+
+    async def __aenter__(self) -> Self:
+        """Set up the toolsets that hold connections (e.g. to a server of tools)."""
+        for index, toolset in enumerate(self.toolsets):
+            try:
+                await toolset.setup()
+            except BaseException:
+                await self._teardown(self.toolsets[:index])
+                raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        """Tear the toolsets down, in reverse order."""
+        await self._teardown(self.toolsets)
+
+    async def _teardown(self, toolsets: Sequence[Toolset]) -> None:
+        for toolset in reversed(toolsets):
+            await toolset.teardown()
 
     async def run(
         self,
@@ -180,9 +215,9 @@ class Agent:
             ClientDisconnected: A client tool's client was gone under the `FailFast` strategy;
                 the transcript stays valid (the call has its Error result).
         """
-        clients = ClientInput(client_tool_groups, tuple(expanded_containers), reset_client_state, client)
+        inputs = self._client_input(client_tool_groups, expanded_containers, reset_client_state, client)
         cancellation = Cancellation() if cancellation is None else cancellation
-        return await self._run(prompt, thread, cancellation, on_event, clients)
+        return await self._run(prompt, thread, cancellation, on_event, inputs)
 
     async def resume(
         self,
@@ -206,12 +241,11 @@ class Agent:
         end Canceled by `system`, and the result's reason is `canceled`.
         """
         cancellation = Cancellation() if cancellation is None else cancellation
-        clients = ClientInput((), (), False, client)
+        inputs = self._client_input((), (), False, client)
         async with self._thread_turns.turn(thread):
             if not await self.store.thread_exists(thread):
                 return None
-            session = await self._client_session(thread, clients)
-            return await self._attended(client, None, thread, cancellation, on_event, session)
+            return await self._bound(None, thread, cancellation, on_event, inputs)
 
     async def register_client_tools(
         self,
@@ -228,10 +262,12 @@ class Agent:
         Raises:
             RegistrationError: The groups were refused; the thread's client state is unchanged.
         """
-        clients = ClientInput(groups, tuple(expanded_containers), reset_client_state, None)
+        given = ClientInput(groups, tuple(expanded_containers), reset_client_state, None)
         async with self._thread_turns.turn(thread):
             await self.store.create_thread(thread)
-            await self._client_session(thread, clients)
+            if given.used or await self.store.load_client_state(thread) is not None:
+                before = [toolset for toolset in self.toolsets if isinstance(toolset, Toolbox)]
+                await self.client_toolset.register(self._scope(thread, given, before), given)
 
     async def stream(
         self,
@@ -251,7 +287,7 @@ class Agent:
         `async with contextlib.aclosing(agent.stream(...)) as events: ...`.
         """
         cancellation = Cancellation() if cancellation is None else cancellation
-        clients = ClientInput(client_tool_groups, tuple(expanded_containers), reset_client_state, client)
+        inputs = self._client_input(client_tool_groups, expanded_containers, reset_client_state, client)
         send, receive = anyio.create_memory_object_stream[RunEvent](math.inf)
         failure: list[BaseException] = []
 
@@ -264,7 +300,7 @@ class Agent:
         async def produce() -> None:
             with send:
                 try:
-                    await self._run(prompt, thread, cancellation, emit, clients)
+                    await self._run(prompt, thread, cancellation, emit, inputs)
                 except Exception as exc:  # re-raised in the consumer, without an exception group
                     failure.append(exc)
 
@@ -290,45 +326,77 @@ class Agent:
 
     # -- the loop ------------------------------------------------------------------------------
 
+    def _client_input(
+        self,
+        groups: Sequence[ClientToolGroup | Mapping[str, Any]],
+        expanded: Iterable[str],
+        reset: bool,
+        channel: ClientChannel | None,
+    ) -> Mapping[Toolset, object]:
+        """A run's input for the toolsets: what it was given about client tools, if anything."""
+        given = ClientInput(groups, tuple(expanded), reset, channel)
+        return {self.client_toolset: given} if given.used else {}
+
     async def _run(
         self,
         prompt: str,
         thread: str | None,
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
-        clients: ClientInput | None = None,
+        inputs: Mapping[Toolset, object] | None = None,
     ) -> RunResult:
-        clients = clients if clients is not None else NO_CLIENT_INPUT
         thread_id = thread if thread is not None else _new_id("thread_")
         async with self._thread_turns.turn(thread_id):
-            store = self.store
-            await store.create_thread(thread_id)
-            session = await self._client_session(thread_id, clients)
-            result = await self._attended(clients.channel, prompt, thread_id, cancellation, emit, session)
+            await self.store.create_thread(thread_id)
+            result = await self._bound(prompt, thread_id, cancellation, emit, inputs or {})
             assert result is not None  # only a resume finds nothing to do
             return result
 
-    async def _attended(
+    async def _bound(
         self,
-        channel: ClientChannel | None,
         prompt: str | None,
         thread_id: str,
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
-        session: ClientSession | None,
+        inputs: Mapping[Toolset, object],
     ) -> RunResult | None:
-        """`_turns`, with `channel` (when given) attached as the thread's client meanwhile."""
-        if channel is None and session is None:
-            return await self._turns(prompt, thread_id, cancellation, emit, session)
-        if channel is not None:
-            self.clients.attach(thread_id, channel)
+        """`_turns` with the toolsets bound to the run (and told when it ends)."""
+        surface = await self._bind(thread_id, inputs)
         try:
-            return await self._turns(prompt, thread_id, cancellation, emit, session)
+            return await self._turns(prompt, thread_id, cancellation, emit, surface)
         finally:
-            if channel is not None:
-                self.clients.detach(thread_id, channel)
-            if session is not None:
-                session.close()
+            await surface.end_run()
+
+    async def _bind(self, thread_id: str, inputs: Mapping[Toolset, object]) -> ToolSurface:
+        """Bind each toolset to the run; a toolbox binds to itself (the common, cheap case)."""
+        bound: list[BoundToolset] = []
+        try:
+            for toolset in self.toolsets:
+                if isinstance(toolset, Toolbox):
+                    bound.append(toolset)
+                elif (member := await toolset.bind(self._scope(thread_id, inputs.get(toolset), bound))) is not None:
+                    bound.append(member)
+        except BaseException:
+            await ToolSurface(bound, mode_fallback=self.toolbox.mode_fallback).end_run()
+            raise
+        if len(bound) == 1 and bound[0] is self.toolbox:
+            return self._plain
+        return ToolSurface(bound, mode_fallback=self.toolbox.mode_fallback)
+
+    def _scope(self, thread_id: str, given: object, before: Sequence[BoundToolset]) -> RunScope:
+        store = self.store
+
+        async def dispatched(call_id: str) -> None:
+            await store.set_call_state(thread_id, call_id, CallState.DISPATCHED)
+
+        return RunScope(
+            thread_id,
+            store=store,
+            policy=self.policy,
+            dispatched=dispatched,
+            input=given,
+            before=tuple(before),
+        )
 
     async def unfinished(self, thread: str) -> bool:
         """True when the thread's last run stopped before it ended (the process died): see `resume()`."""
@@ -340,7 +408,7 @@ class Agent:
         thread_id: str,
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
-        session: ClientSession | None,
+        surface: ToolSurface,
     ) -> RunResult | None:
         """The loop itself; `prompt` None resumes an unfinished run (None if there is none)."""
         store = self.store
@@ -354,9 +422,11 @@ class Agent:
                 return await self._give_up(thread_id, history, run, emit)
             run = RunRecord(run.closed_at, run.resume_attempts + 1)  # counted before anything can fail
             await store.save_run(thread_id, run)
-        unfinished = await unfinished_batch(store, self.toolbox, thread_id, history, clients=session is not None)
+        unfinished = await unfinished_batch(
+            store, thread_id, history, entry_of=lambda call: ledger_entry(thread_id, -1, call, surface.toolbox())
+        )
         if unfinished is not None:
-            await self._finish(thread_id, unfinished, history, cancellation, emit, session)
+            await self._finish(thread_id, unfinished, history, cancellation, emit, surface)
         seen = {call.id for message in history if isinstance(message, AssistantMessage) for call in message.tool_calls}
         if prompt is not None:
             user = UserMessage(prompt)
@@ -372,7 +442,7 @@ class Agent:
                 break
             if emit is not None:
                 emit(ModelRequestStarted(request_index))
-            response = await self._ask(request_index, history, cancellation, emit, session)
+            response = await self._ask(request_index, history, cancellation, emit, surface)
             if response is None:
                 reason, detail = "canceled", cancellation.reason or ""
                 break
@@ -391,7 +461,7 @@ class Agent:
             runnable = calls[: max(0, self.max_tool_calls - calls_used)]
             calls_used += len(runnable)
             results = await self._run_batch(
-                thread_id, request_index, response.text, calls, runnable, history, cancellation, emit, session
+                thread_id, request_index, response.text, calls, runnable, history, cancellation, emit, surface
             )
             if cancellation.cancelled:
                 reason, detail = "canceled", cancellation.reason or ""
@@ -433,9 +503,7 @@ class Agent:
         """Close a run whose resume began `max_resume_attempts` times without finishing."""
         detail = f"the run could not be resumed ({run.resume_attempts} attempts did not finish); it was closed"
         _log.warning("thread %s: %s", thread_id, detail)
-        messages = await close_run(
-            self.store, thread_id, f"Canceled: {detail}", invoke_timeout=self.client_tools.invoke_timeout
-        )
+        messages = await close_run(self.store, thread_id, f"Canceled: {detail}", answered=self._saved_result)
         history.extend(messages)
         result = RunResult(
             output="",
@@ -450,6 +518,13 @@ class Agent:
             emit(RunFinished(result))
         return result
 
+    def _saved_result(self, entry: LedgerEntry) -> ToolResult | None:
+        """The result of a remote call whose answer was saved, from its toolset (closing a run)."""
+        for toolset in self.toolsets:
+            if (result := toolset.saved_result(entry)) is not None:
+                return result
+        return None
+
     async def _finish(
         self,
         thread_id: str,
@@ -457,29 +532,26 @@ class Agent:
         history: list[Message],
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
-        session: ClientSession | None,
+        surface: ToolSurface,
     ) -> None:
         """Give each call a stopped process left without a result its one result (see `ledger`)."""
         ran: dict[str, ToolResult] = {}
-        if unfinished.again:
-            assert session is not None  # client calls run again only in a thread with client tools
-            session.resume(unfinished.again)
-            calls = tuple(entry.call for entry in unfinished.again)
+        if again := unfinished.again(surface.resume(unfinished.open)):
+            calls = tuple(entry.call for entry in again)
             sent = (CallState.DISPATCHED, CallState.ANSWERED)
-            results, _ = await run_client_batch(
-                thread_id,
-                unfinished.request_index,
+            results, _ = await surface.run_batch(
+                partial(self._pipeline, thread_id, surface),
                 calls,
-                cancellation,
-                emit,
-                session,
-                self.pipeline,
+                thread_id=thread_id,
+                cancellation=cancellation,
+                request_index=unfinished.request_index,
+                emit=emit,
                 record=self._recorder(thread_id, calls),
-                approved=frozenset(entry.call.id for entry in unfinished.again if entry.state in sent),
+                approved=frozenset(entry.call.id for entry in again if entry.state in sent),
             )
             ran = dict(zip((call.id for call in calls), results, strict=True))
         results = [unfinished.settled.get(call.id) or ran[call.id] for call in unfinished.calls]
-        await self._complete(thread_id, unfinished.calls, results, history, session)
+        await self._complete(thread_id, unfinished.calls, results, history, surface)
 
     def _recorder(
         self, thread_id: str, calls: tuple[ToolCall, ...], done: list[ToolResultMessage] | None = None
@@ -509,21 +581,19 @@ class Agent:
         calls: Sequence[ToolCall],
         results: Sequence[ToolResult],
         history: list[Message],
-        session: ClientSession | None,
+        surface: ToolSurface,
         done: Sequence[ToolResultMessage] = (),
     ) -> list[ToolResult]:
         """Ledger TERMINAL (the first result written wins) and transcript, in one write; the results that stand.
 
-        `done`: the messages of a batch its one call's record completed already.
+        `done`: the messages of a batch its one call's record completed already. The toolsets
+        are told the batch ended (`after_batch`), and may end the run by raising.
         """
         messages = done or await self.store.complete_batch(thread_id, calls, results)
         history.extend(messages)
-        if session is not None:
-            await session.finish_batch([call.id for call in calls])
-            if session.failed_fast is not None:
-                won = [message.result for message in messages]
-                raise failed_fast_error(thread_id, calls, won, session.failed_fast)
-        return [message.result for message in messages]
+        won = [message.result for message in messages]
+        await surface.after_batch(calls, won)
+        return won
 
     async def _ask(
         self,
@@ -531,16 +601,16 @@ class Agent:
         history: list[Message],
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
-        session: ClientSession | None,
+        surface: ToolSurface,
     ) -> ModelResponse | None:
         """Ask the model; None if the caller canceled first."""
         messages: Sequence[Message] = tuple(history)
         if self.history is not None:
             messages = await self.history(messages)
         request = ModelRequest(
-            system=self.instructions if session is None else session.system_prompt(self.instructions),
+            system=surface.system_prompt(self.instructions),
             messages=messages,
-            tools=self.toolbox.definitions() if session is None else session.definitions(),
+            tools=surface.definitions(),
             tool_choice=self.tool_choice,
             request_index=request_index,
         )
@@ -580,62 +650,36 @@ class Agent:
         history: list[Message],
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
-        session: ClientSession | None,
+        surface: ToolSurface,
     ) -> _Results:
-        store = self.store
         assistant = AssistantMessage(text, calls)
         history.append(assistant)
-        toolbox = self.toolbox if session is None else session.toolbox
-        entries = [new_ledger_entry(thread_id, request_index, call, toolbox) for call in calls]
-        await store.record_batch(thread_id, assistant, entries)  # the message and the ledger, write-ahead
-        if session is not None:
-            session.request_ids.update((entry.call.id, entry.request_id) for entry in entries if entry.request_id)
+        entries = surface.entries(thread_id, request_index, calls)
+        await self.store.record_batch(thread_id, assistant, entries)  # the message and the ledger, write-ahead
         done: list[ToolResultMessage] = []
-        record = self._recorder(thread_id, calls, done)  # a decided outcome is written at once
-        if session is None:
-            pipeline = self.pipeline
-            if (client := self.clients.client_consent(thread_id)) is not None:  # its person may be asked
-                pipeline = pipeline.with_tools(self.toolbox, client=client)
-            batch = await pipeline.invoke_batch(
-                runnable,
-                thread_id=thread_id,
-                cancellation=cancellation,
-                request_index=request_index,
-                observer=emit,
-                record=record,
-            )
-            results = _Results(batch.results, terminate=batch.terminate)
-        else:
-            ran, terminate = await run_client_batch(
-                thread_id,
-                request_index,
-                runnable,
-                cancellation,
-                emit,
-                session,
-                self.pipeline,
-                record=record,
-            )
-            results = _Results(ran, terminate=terminate)
+        ran, terminate = await surface.run_batch(
+            partial(self._pipeline, thread_id, surface),
+            runnable,
+            thread_id=thread_id,
+            cancellation=cancellation,
+            request_index=request_index,
+            emit=emit,
+            record=self._recorder(thread_id, calls, done),  # a decided outcome is written at once
+        )
+        results = _Results(ran, terminate=terminate)
         for call in calls[len(runnable) :]:
             reason = f"Not run: the run reached its limit of {self.max_tool_calls} tool calls"
             results.append(ToolResult.canceled(call.id, reason, "system"))
-        results[:] = await self._complete(thread_id, calls, results, history, session, done)
+        results[:] = await self._complete(thread_id, calls, results, history, surface, done)
         return results
 
-    async def _client_session(self, thread_id: str, clients: ClientInput) -> ClientSession | None:
-        """The thread's client tools for this run; None when it has none (the common fast path)."""
-        if not clients.used and await self.store.load_client_state(thread_id) is None:
-            return None
-        return await open_session(
-            thread_id,
-            clients,
-            hub=self.clients,
-            config=self.client_tools,
-            store=self.store,
-            server=self.toolbox,
-            policy=self.policy,
-        )
+    def _pipeline(self, thread_id: str, surface: ToolSurface) -> Pipeline:
+        """The pipeline over the turn's tools; the person at the thread's client, if any, may be asked."""
+        tools = surface.toolbox()
+        client = self.clients.client_consent(thread_id)
+        if client is None and tools is self.pipeline.toolbox:
+            return self.pipeline
+        return self.pipeline.with_tools(tools, client=client)
 
     def _over_budget(self, calls: Sequence[ToolCall], results: Sequence[ToolResult], failures: dict[str, int]) -> str:
         """Count this batch's failures per tool; return a tool that is past its budget, or ''."""
@@ -645,6 +689,26 @@ class Agent:
                 if failures[call.name] > self.retry_budget:
                     return call.name
         return ""
+
+
+def _toolsets(
+    tools: Toolbox | Iterable[Toolset | Tool[Any, Any] | Callable[..., Any]],
+) -> tuple[Toolbox, tuple[Toolset, ...]]:
+    """The agent's function toolbox and its toolsets: tools and functions go in one toolbox, offered first."""
+    if isinstance(tools, Toolbox):
+        return tools, (tools,)
+    functions: list[Tool[Any, Any] | Callable[..., Any]] = []
+    toolsets: list[Toolset] = []
+    for item in tools:
+        if isinstance(item, Toolset):
+            toolsets.append(item)
+        else:
+            functions.append(item)
+    if functions or not toolsets:
+        toolbox = Toolbox(functions)
+        return toolbox, (toolbox, *toolsets)
+    first = next((toolset for toolset in toolsets if isinstance(toolset, Toolbox)), Toolbox())
+    return first, tuple(toolsets)
 
 
 class _Results(list[ToolResult]):

@@ -1,0 +1,208 @@
+"""`ToolSurface`: the toolsets bound for one run, combined into what the loop asks of them.
+
+The loop sees one surface per run. With only function tools (the common case) it is a `Toolbox`
+and nothing more: no merged registry, no hook to await, no call to answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..envelopes import ToolCall, ToolResult
+from ..messages import ToolDefinition
+from ..pipeline import Pipeline, Record, ToolCallFinished, ToolCallStarted
+from ..store import LedgerEntry
+from ..tools import Cancellation, Toolbox
+from . import BoundToolset
+
+if TYPE_CHECKING:
+    from ..events import RunEvent
+
+__all__ = ["ToolSurface", "ledger_entry"]
+
+
+def ledger_entry(
+    thread_id: str, request_index: int, call: ToolCall, toolbox: Toolbox, owner: BoundToolset | None = None
+) -> LedgerEntry:
+    """The ledger entry of a call about to run (PENDING); a remote call's has its request id and deadline.
+
+    Args:
+        thread_id: The call's thread.
+        request_index: The model request whose reply asked for it (-1 when unknown).
+        call: The call.
+        toolbox: The tools of the turn (the call's mode).
+        owner: The toolset to ask for the fields of a remote call; None when no toolset has any.
+    """
+    tool = toolbox.get(call.name)
+    mode = tool.mode.value if tool is not None else "external"
+    remote = owner.remote(call) if owner is not None and tool is not None else None
+    if remote is None:
+        return LedgerEntry(thread_id=thread_id, call=call, request_index=request_index, mode=mode)
+    return LedgerEntry(
+        thread_id=thread_id,
+        call=call,
+        request_index=request_index,
+        execution=remote.execution,
+        mode=mode,
+        deadline=remote.deadline,
+        request_id=remote.request_id,
+    )
+
+
+def _overriding(members: Sequence[BoundToolset], method: str) -> tuple[BoundToolset, ...]:
+    """The members whose `method` is not the `Toolbox`'s no-op (nothing to call for the others)."""
+    plain = getattr(Toolbox, method)
+    return tuple(member for member in members if getattr(type(member), method, None) is not plain)
+
+
+class ToolSurface:
+    """The toolsets bound for one run, in order: an earlier toolset's tool wins a name.
+
+    Args:
+        members: The bound toolsets.
+        mode_fallback: The mode fallback of the registry that merges their tools.
+    """
+
+    __slots__ = ("_after", "_answering", "_instructing", "_merged", "_remote", "_sources", "members", "mode_fallback")
+
+    def __init__(self, members: Sequence[BoundToolset], *, mode_fallback: Any) -> None:
+        self.members = tuple(members)
+        self.mode_fallback = mode_fallback
+        self._answering = _overriding(self.members, "answer")
+        self._remote = _overriding(self.members, "remote")
+        self._after = _overriding(self.members, "after_batch")
+        self._instructing = _overriding(self.members, "instructions")
+        self._sources: tuple[Toolbox, ...] = ()
+        self._merged: Toolbox | None = None
+
+    # -- what the model sees -------------------------------------------------------------------
+
+    def definitions(self) -> Sequence[ToolDefinition]:
+        """The tools offered for this turn: each toolset's, in order."""
+        if len(self.members) == 1:
+            return self.members[0].definitions()
+        return tuple(definition for member in self.members for definition in member.definitions())
+
+    def system_prompt(self, instructions: str) -> str:
+        """The agent's instructions followed by what the toolsets add this turn."""
+        parts = [part for member in self._instructing for part in member.instructions()]
+        if not parts:
+            return instructions
+        return "\n\n".join(part for part in (instructions, *parts) if part)
+
+    def toolbox(self) -> Toolbox:
+        """Every callable tool of the turn in one registry (rebuilt only when a toolset's changed)."""
+        if len(self.members) == 1:
+            return self.members[0].tools()
+        sources = tuple(member.tools() for member in self.members)
+        if self._merged is None or any(a is not b for a, b in zip(sources, self._sources, strict=True)):
+            self._sources = sources
+            self._merged = Toolbox([tool for source in sources for tool in source], mode_fallback=self.mode_fallback)
+        return self._merged
+
+    # -- a batch -------------------------------------------------------------------------------
+
+    def entries(self, thread_id: str, request_index: int, calls: Sequence[ToolCall]) -> list[LedgerEntry]:
+        """The calls' write-ahead ledger entries (see `ledger_entry`)."""
+        toolbox = self.toolbox()
+        if not self._remote:
+            return [ledger_entry(thread_id, request_index, call, toolbox) for call in calls]
+        return [ledger_entry(thread_id, request_index, call, toolbox, self._owner(call.name)) for call in calls]
+
+    def _owner(self, name: str) -> BoundToolset | None:
+        for member in self.members:
+            if name in member.tools():
+                return member if member in self._remote else None
+        return None
+
+    async def run_batch(
+        self,
+        pipeline: Callable[[], Pipeline],
+        calls: Sequence[ToolCall],
+        *,
+        thread_id: str,
+        cancellation: Cancellation,
+        request_index: int,
+        emit: Callable[[RunEvent], None] | None,
+        record: Record | None,
+        approved: Collection[str] = (),
+    ) -> tuple[list[ToolResult], bool]:
+        """Run a batch: calls a toolset answers itself first (in the model's order), the rest through the pipeline.
+
+        Args:
+            pipeline: Gives the pipeline over the turn's tools, once the answered calls changed
+                them (a container's expansion makes its tools callable in the same batch).
+            calls: The calls, in the model's order.
+            thread_id: The run's thread.
+            cancellation: The run's; unfinished calls end as Canceled when it is canceled.
+            request_index: The model request the calls came from.
+            emit: Told each call's start and end.
+            record: Keeps each call's result the moment it is decided (see `Pipeline.invoke_batch`).
+            approved: Calls the policy allowed before a restart (not asked again).
+
+        Returns:
+            One result per call, in the calls' order, and whether a filter asked to end the run.
+        """
+        answered = [self._answer(call) for call in calls] if self._answering else None
+        if answered is None or all(result is None for result in answered):
+            batch = await pipeline().invoke_batch(
+                calls,
+                thread_id=thread_id,
+                cancellation=cancellation,
+                request_index=request_index,
+                observer=emit,
+                record=record,
+                approved=approved,
+            )
+            return batch.results, batch.terminate
+        for index, (call, result) in enumerate(zip(calls, answered, strict=True)):
+            if result is not None and emit is not None:
+                emit(ToolCallStarted(call, None, None, request_index, index))
+                emit(ToolCallFinished(call, result, 0.0, request_index, index))
+        rest = [call for call, result in zip(calls, answered, strict=True) if result is None]
+        batch = await pipeline().invoke_batch(
+            rest,
+            thread_id=thread_id,
+            cancellation=cancellation,
+            request_index=request_index,
+            observer=emit,
+            record=record,
+            approved=approved,
+        )
+        ran = iter(batch.results)
+        return [result if result is not None else next(ran) for result in answered], batch.terminate
+
+    def _answer(self, call: ToolCall) -> ToolResult | None:
+        for member in self._answering:
+            if (result := member.answer(call)) is not None:
+                return result
+        return None
+
+    async def after_batch(self, calls: Sequence[ToolCall], results: Sequence[ToolResult]) -> None:
+        """Tell each toolset the batch has its results (it may raise to end the run)."""
+        for member in self._after:
+            await member.after_batch(calls, results)
+
+    # -- a crash, the end ----------------------------------------------------------------------
+
+    def resume(self, entries: Sequence[LedgerEntry]) -> set[str]:
+        """The ids of the open calls a toolset takes to run again (each offered to one toolset)."""
+        taken: set[str] = set()
+        for member in _overriding(self.members, "resume"):
+            offered = [entry for entry in entries if entry.call.id not in taken]
+            if not offered:
+                break
+            taken.update(member.resume(offered))
+        return taken
+
+    async def end_run(self) -> None:
+        """Tell every toolset the run ended (each is told, even when one fails)."""
+        failure: Exception | None = None
+        for member in _overriding(self.members, "end_run"):
+            try:
+                await member.end_run()
+            except Exception as exc:  # re-raised below, once the others were told
+                failure = failure or exc
+        if failure is not None:
+            raise failure
