@@ -23,6 +23,7 @@ from ..messages import ToolDefinition
 from ..store import CallState, LedgerEntry, Store
 from ..tools import Tool, Toolbox, ToolContext
 from ..toolsets import RemoteCall
+from ..toolsets.collapsed import collapsed_refusal
 from .channel import (
     ClientChannel,
     ClientHub,
@@ -272,11 +273,7 @@ class ClientSession:
         if name in self.tools() or name in self.state.hidden:
             return None
         if (group := self.state.group_of(name)) is not None:
-            message = (
-                f"'{name}' belongs to the client tool group '{group.name}', which is collapsed; "
-                f"call '{container_name(group.name)}' first to make its tools available."
-            )
-            return ToolResult.error(call.id, message, code="unknown_tool")
+            return collapsed_refusal(call, f"the client tool group '{group.name}'", container_name(group.name))
         return None
 
     # -- client calls --------------------------------------------------------------------------
