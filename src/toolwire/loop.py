@@ -27,14 +27,12 @@ stopped process left.
 from __future__ import annotations
 
 import logging
-import math
 import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-import anyio
 from anyio import CancelScope
 
 from .client_tools.channel import ClientChannel, ClientHub, ClientToolsConfig
@@ -54,10 +52,12 @@ from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserM
 from .models import Model, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice
 from .pipeline import Filter, Pipeline, Record
 from .policy import PermissionPolicy
-from .store import CallState, LedgerEntry, RunRecord, Store
+from .store import CallState, RunRecord, Store
 from .store.memory import MemoryStore
+from .streaming import stream_events
 from .tools import Cancellation, Tool, Toolbox
-from .toolsets import BoundToolset, RunScope, Toolset
+from .toolsets import Toolset
+from .toolsets.binding import Toolsets, split_tools
 from .toolsets.surface import ToolSurface, ledger_entry
 from .turns import ThreadTurns
 
@@ -132,7 +132,7 @@ class Agent:
                 "Agent needs max_requests >= 1, max_tool_calls >= 0, retry_budget >= 0 and max_resume_attempts >= 1"
             )
         self.model = model
-        self.toolbox, toolsets = _toolsets(tools)
+        self.toolbox, toolsets = split_tools(tools)
         """The function tools (the toolbox given, or the one the tools and functions given went in)."""
         self.store: Store = store if store is not None else MemoryStore()
         self.policy = policy if policy is not None else PermissionPolicy(store=self.store)
@@ -155,30 +155,20 @@ class Agent:
         """The clients attached to threads; a server calls `attach`, `detach` and `deliver` on it."""
         self.client_toolset = ClientToolset(self.clients, self.client_tools)
         """The client tools of each thread (fed by `run(client_tool_groups=, ...)`)."""
-        self.toolsets: tuple[Toolset, ...] = (*toolsets, self.client_toolset)
+        self.toolsets = Toolsets((*toolsets, self.client_toolset), self.toolbox, store=self.store, policy=self.policy)
         """Every toolset the runs bind, in order (an earlier one's tool wins a name)."""
-        self._plain = ToolSurface([self.toolbox], mode_fallback=self.toolbox.mode_fallback)
         self._thread_turns = ThreadTurns()
 
     async def __aenter__(self) -> Self:
         """Set up the toolsets that hold connections (e.g. to a server of tools)."""
-        for index, toolset in enumerate(self.toolsets):
-            try:
-                await toolset.setup()
-            except BaseException:
-                await self._teardown(self.toolsets[:index])
-                raise
+        await self.toolsets.setup()
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         """Tear the toolsets down, in reverse order."""
-        await self._teardown(self.toolsets)
-
-    async def _teardown(self, toolsets: Sequence[Toolset]) -> None:
-        for toolset in reversed(toolsets):
-            await toolset.teardown()
+        await self.toolsets.teardown()
 
     async def run(
         self,
@@ -217,7 +207,7 @@ class Agent:
         """
         inputs = self._client_input(client_tool_groups, expanded_containers, reset_client_state, client)
         cancellation = Cancellation() if cancellation is None else cancellation
-        return await self._run(prompt, thread, cancellation, on_event, inputs)
+        return await self._run(prompt, thread, cancellation, on_event, inputs=inputs)
 
     async def resume(
         self,
@@ -266,10 +256,10 @@ class Agent:
         async with self._thread_turns.turn(thread):
             await self.store.create_thread(thread)
             if given.used or await self.store.load_client_state(thread) is not None:
-                before = [toolset for toolset in self.toolsets if isinstance(toolset, Toolbox)]
-                await self.client_toolset.register(self._scope(thread, given, before), given)
+                before = [toolset for toolset in self.toolsets.toolsets if isinstance(toolset, Toolbox)]
+                await self.client_toolset.register(self.toolsets.scope(thread, given, before), given)
 
-    async def stream(
+    def stream(
         self,
         prompt: str,
         *,
@@ -288,41 +278,7 @@ class Agent:
         """
         cancellation = Cancellation() if cancellation is None else cancellation
         inputs = self._client_input(client_tool_groups, expanded_containers, reset_client_state, client)
-        send, receive = anyio.create_memory_object_stream[RunEvent](math.inf)
-        failure: list[BaseException] = []
-
-        def emit(event: RunEvent) -> None:
-            try:
-                send.send_nowait(event)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass  # the consumer left; the run still finishes and is stored
-
-        async def produce() -> None:
-            with send:
-                try:
-                    await self._run(prompt, thread, cancellation, emit, inputs)
-                except Exception as exc:  # re-raised in the consumer, without an exception group
-                    failure.append(exc)
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(produce)
-            try:
-                with receive:
-                    async for event in receive:
-                        yield event
-                        # Hand over what is already queued without a checkpoint per event.
-                        while True:
-                            try:
-                                queued = receive.receive_nowait()
-                            except (anyio.WouldBlock, anyio.EndOfStream):
-                                break
-                            yield queued
-            except GeneratorExit:
-                # The consumer left: cancel the run and let it store Canceled results, then stop.
-                cancellation.cancel("The event stream was closed")
-                return
-        if failure:
-            raise failure[0]
+        return stream_events(partial(self._run, prompt, thread, cancellation, inputs=inputs), cancellation)
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -342,7 +298,8 @@ class Agent:
         prompt: str,
         thread: str | None,
         cancellation: Cancellation,
-        emit: Callable[[RunEvent], None] | None,
+        emit: Callable[[RunEvent], None] | None = None,
+        *,
         inputs: Mapping[Toolset, object] | None = None,
     ) -> RunResult:
         thread_id = thread if thread is not None else _new_id("thread_")
@@ -361,42 +318,11 @@ class Agent:
         inputs: Mapping[Toolset, object],
     ) -> RunResult | None:
         """`_turns` with the toolsets bound to the run (and told when it ends)."""
-        surface = await self._bind(thread_id, inputs)
+        surface = await self.toolsets.bind(thread_id, inputs)
         try:
             return await self._turns(prompt, thread_id, cancellation, emit, surface)
         finally:
             await surface.end_run()
-
-    async def _bind(self, thread_id: str, inputs: Mapping[Toolset, object]) -> ToolSurface:
-        """Bind each toolset to the run; a toolbox binds to itself (the common, cheap case)."""
-        bound: list[BoundToolset] = []
-        try:
-            for toolset in self.toolsets:
-                if isinstance(toolset, Toolbox):
-                    bound.append(toolset)
-                elif (member := await toolset.bind(self._scope(thread_id, inputs.get(toolset), bound))) is not None:
-                    bound.append(member)
-        except BaseException:
-            await ToolSurface(bound, mode_fallback=self.toolbox.mode_fallback).end_run()
-            raise
-        if len(bound) == 1 and bound[0] is self.toolbox:
-            return self._plain
-        return ToolSurface(bound, mode_fallback=self.toolbox.mode_fallback)
-
-    def _scope(self, thread_id: str, given: object, before: Sequence[BoundToolset]) -> RunScope:
-        store = self.store
-
-        async def dispatched(call_id: str) -> None:
-            await store.set_call_state(thread_id, call_id, CallState.DISPATCHED)
-
-        return RunScope(
-            thread_id,
-            store=store,
-            policy=self.policy,
-            dispatched=dispatched,
-            input=given,
-            before=tuple(before),
-        )
 
     async def unfinished(self, thread: str) -> bool:
         """True when the thread's last run stopped before it ended (the process died): see `resume()`."""
@@ -503,7 +429,7 @@ class Agent:
         """Close a run whose resume began `max_resume_attempts` times without finishing."""
         detail = f"the run could not be resumed ({run.resume_attempts} attempts did not finish); it was closed"
         _log.warning("thread %s: %s", thread_id, detail)
-        messages = await close_run(self.store, thread_id, f"Canceled: {detail}", answered=self._saved_result)
+        messages = await close_run(self.store, thread_id, f"Canceled: {detail}", answered=self.toolsets.saved_result)
         history.extend(messages)
         result = RunResult(
             output="",
@@ -517,13 +443,6 @@ class Agent:
         if emit is not None:
             emit(RunFinished(result))
         return result
-
-    def _saved_result(self, entry: LedgerEntry) -> ToolResult | None:
-        """The result of a remote call whose answer was saved, from its toolset (closing a run)."""
-        for toolset in self.toolsets:
-            if (result := toolset.saved_result(entry)) is not None:
-                return result
-        return None
 
     async def _finish(
         self,
@@ -689,26 +608,6 @@ class Agent:
                 if failures[call.name] > self.retry_budget:
                     return call.name
         return ""
-
-
-def _toolsets(
-    tools: Toolbox | Iterable[Toolset | Tool[Any, Any] | Callable[..., Any]],
-) -> tuple[Toolbox, tuple[Toolset, ...]]:
-    """The agent's function toolbox and its toolsets: tools and functions go in one toolbox, offered first."""
-    if isinstance(tools, Toolbox):
-        return tools, (tools,)
-    functions: list[Tool[Any, Any] | Callable[..., Any]] = []
-    toolsets: list[Toolset] = []
-    for item in tools:
-        if isinstance(item, Toolset):
-            toolsets.append(item)
-        else:
-            functions.append(item)
-    if functions or not toolsets:
-        toolbox = Toolbox(functions)
-        return toolbox, (toolbox, *toolsets)
-    first = next((toolset for toolset in toolsets if isinstance(toolset, Toolbox)), Toolbox())
-    return first, tuple(toolsets)
 
 
 class _Results(list[ToolResult]):
