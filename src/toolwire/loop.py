@@ -30,7 +30,7 @@ import logging
 import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from functools import partial
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from anyio import CancelScope
@@ -290,8 +290,10 @@ class Agent:
         channel: ClientChannel | None,
     ) -> Mapping[Toolset, object]:
         """A run's input for the toolsets: what it was given about client tools, if anything."""
-        given = ClientInput(groups, tuple(expanded), reset, channel)
-        return {self.client_toolset: given} if given.used else {}
+        expanded = tuple(expanded)
+        if not groups and not expanded and not reset and channel is None:
+            return _NO_INPUT  # the common run: nothing to build
+        return {self.client_toolset: ClientInput(groups, expanded, reset, channel)}
 
     async def _run(
         self,
@@ -322,7 +324,8 @@ class Agent:
         try:
             return await self._turns(prompt, thread_id, cancellation, emit, surface)
         finally:
-            await surface.end_run()
+            if surface.ending:
+                await surface.end_run()
 
     async def unfinished(self, thread: str) -> bool:
         """True when the thread's last run stopped before it ended (the process died): see `resume()`."""
@@ -458,16 +461,17 @@ class Agent:
         if again := unfinished.again(surface.resume(unfinished.open)):
             calls = tuple(entry.call for entry in again)
             sent = (CallState.DISPATCHED, CallState.ANSWERED)
-            results, _ = await surface.run_batch(
-                partial(self._pipeline, thread_id, surface),
-                calls,
+            answered = surface.answer(calls, unfinished.request_index, emit)
+            batch = await self._pipeline(thread_id, surface).invoke_batch(
+                calls if answered is None else surface.rest(calls, answered),
                 thread_id=thread_id,
                 cancellation=cancellation,
                 request_index=unfinished.request_index,
-                emit=emit,
+                observer=emit,
                 record=self._recorder(thread_id, calls),
                 approved=frozenset(entry.call.id for entry in again if entry.state in sent),
             )
+            results = batch.results if answered is None else surface.merge(answered, batch.results)
             ran = dict(zip((call.id for call in calls), results, strict=True))
         results = [unfinished.settled.get(call.id) or ran[call.id] for call in unfinished.calls]
         await self._complete(thread_id, unfinished.calls, results, history, surface)
@@ -511,7 +515,8 @@ class Agent:
         messages = done or await self.store.complete_batch(thread_id, calls, results)
         history.extend(messages)
         won = [message.result for message in messages]
-        await surface.after_batch(calls, won)
+        if surface.finishing:
+            await surface.after_batch(calls, won)
         return won
 
     async def _ask(
@@ -576,16 +581,17 @@ class Agent:
         entries = surface.entries(thread_id, request_index, calls)
         await self.store.record_batch(thread_id, assistant, entries)  # the message and the ledger, write-ahead
         done: list[ToolResultMessage] = []
-        ran, terminate = await surface.run_batch(
-            partial(self._pipeline, thread_id, surface),
-            runnable,
+        answered = surface.answer(runnable, request_index, emit)  # e.g. containers, before the pipeline is built
+        batch = await self._pipeline(thread_id, surface).invoke_batch(
+            runnable if answered is None else surface.rest(runnable, answered),
             thread_id=thread_id,
             cancellation=cancellation,
             request_index=request_index,
-            emit=emit,
+            observer=emit,
             record=self._recorder(thread_id, calls, done),  # a decided outcome is written at once
         )
-        results = _Results(ran, terminate=terminate)
+        ran = batch.results if answered is None else surface.merge(answered, batch.results)
+        results = _Results(ran, terminate=batch.terminate)
         for call in calls[len(runnable) :]:
             reason = f"Not run: the run reached its limit of {self.max_tool_calls} tool calls"
             results.append(ToolResult.canceled(call.id, reason, "system"))
@@ -608,6 +614,9 @@ class Agent:
                 if failures[call.name] > self.retry_budget:
                     return call.name
         return ""
+
+
+_NO_INPUT: Mapping[Toolset, object] = MappingProxyType({})
 
 
 class _Results(list[ToolResult]):

@@ -25,13 +25,13 @@ the same way: the tools a toolset returns from `tools()` run through the same `P
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..envelopes import ToolCall, ToolResult
 from ..messages import ToolDefinition
-from ..store import LedgerEntry, Store
+from ..store import CallState, LedgerEntry, Store
 
 if TYPE_CHECKING:
     from ..policy import PermissionPolicy
@@ -59,7 +59,7 @@ class RemoteCall:
 class RunScope:
     """What a toolset is bound to: one run of one thread (see `Toolset.bind`)."""
 
-    __slots__ = ("_before", "dispatched", "input", "policy", "store", "thread_id")
+    __slots__ = ("_before", "input", "policy", "store", "thread_id")
 
     def __init__(
         self,
@@ -67,7 +67,6 @@ class RunScope:
         *,
         store: Store,
         policy: PermissionPolicy,
-        dispatched: Callable[[str], Awaitable[None]],
         input: object = None,
         before: Sequence[BoundToolset] = (),
     ) -> None:
@@ -77,12 +76,17 @@ class RunScope:
         """Where the thread lives (a toolset may keep per-thread state there)."""
         self.policy = policy
         """The agent's permission policy (e.g. to revoke consent for a tool that changed)."""
-        self.dispatched = dispatched
-        """Call it with a call's id when the toolset has sent the call: its ledger entry becomes
-        DISPATCHED (after a restart it is asked for again, not sent anew through the policy)."""
         self.input = input
         """What the run was given for this toolset (e.g. `Agent.run(client_tool_groups=...)`), or None."""
         self._before = before
+
+    async def dispatched(self, call_id: str) -> None:
+        """Tell the ledger the toolset has sent the call: its entry becomes DISPATCHED.
+
+        After a restart such a call is asked for again (same request id), not sent anew through
+        the policy.
+        """
+        await self.store.set_call_state(self.thread_id, call_id, CallState.DISPATCHED)
 
     @property
     def reserved(self) -> list[str]:

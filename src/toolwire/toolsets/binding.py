@@ -7,7 +7,7 @@ from typing import Any
 
 from ..envelopes import ToolResult
 from ..policy import PermissionPolicy
-from ..store import CallState, LedgerEntry, Store
+from ..store import LedgerEntry, Store
 from ..tools import Tool, Toolbox
 from . import BoundToolset, RunScope, Toolset
 from .surface import ToolSurface
@@ -100,15 +100,8 @@ class Toolsets:
         return ToolSurface(bound, mode_fallback=self.toolbox.mode_fallback)
 
     def scope(self, thread_id: str, given: object, before: Sequence[BoundToolset]) -> RunScope:
-        """The scope a toolset binds to: a run of `thread_id`, given `given`, after `before`."""
-        store = self.store
-
-        async def dispatched(call_id: str) -> None:
-            await store.set_call_state(thread_id, call_id, CallState.DISPATCHED)
-
-        return RunScope(
-            thread_id, store=store, policy=self.policy, dispatched=dispatched, input=given, before=tuple(before)
-        )
+        """The scope a toolset binds to: a run of `thread_id`, given `given`, after `before` (not copied)."""
+        return RunScope(thread_id, store=self.store, policy=self.policy, input=given, before=before)
 
     def saved_result(self, entry: LedgerEntry) -> ToolResult | None:
         """The result of a remote call whose answer was saved, from its toolset (closing a run)."""

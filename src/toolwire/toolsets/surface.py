@@ -6,14 +6,14 @@ and nothing more: no merged registry, no hook to await, no call to answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..envelopes import ToolCall, ToolResult
 from ..messages import ToolDefinition
-from ..pipeline import Pipeline, Record, ToolCallFinished, ToolCallStarted
+from ..pipeline import ToolCallFinished, ToolCallStarted
 from ..store import LedgerEntry
-from ..tools import Cancellation, Toolbox
+from ..tools import Toolbox
 from . import BoundToolset
 
 if TYPE_CHECKING:
@@ -64,14 +64,28 @@ class ToolSurface:
         mode_fallback: The mode fallback of the registry that merges their tools.
     """
 
-    __slots__ = ("_after", "_answering", "_instructing", "_merged", "_remote", "_sources", "members", "mode_fallback")
+    __slots__ = (
+        "_instructing",
+        "_merged",
+        "_remote",
+        "_sources",
+        "answering",
+        "ending",
+        "finishing",
+        "members",
+        "mode_fallback",
+    )
 
     def __init__(self, members: Sequence[BoundToolset], *, mode_fallback: Any) -> None:
         self.members = tuple(members)
         self.mode_fallback = mode_fallback
-        self._answering = _overriding(self.members, "answer")
+        self.answering = _overriding(self.members, "answer")
+        """The toolsets that may answer calls themselves (none: `answer` is not needed)."""
+        self.finishing = _overriding(self.members, "after_batch")
+        """The toolsets told when a batch has its results (none: `after_batch` is not needed)."""
+        self.ending = _overriding(self.members, "end_run")
+        """The toolsets told when the run ends (none: `end_run` is not needed)."""
         self._remote = _overriding(self.members, "remote")
-        self._after = _overriding(self.members, "after_batch")
         self._instructing = _overriding(self.members, "instructions")
         self._sources: tuple[Toolbox, ...] = ()
         self._merged: Toolbox | None = None
@@ -86,6 +100,8 @@ class ToolSurface:
 
     def system_prompt(self, instructions: str) -> str:
         """The agent's instructions followed by what the toolsets add this turn."""
+        if not self._instructing:
+            return instructions
         parts = [part for member in self._instructing for part in member.instructions()]
         if not parts:
             return instructions
@@ -116,72 +132,46 @@ class ToolSurface:
                 return member if member in self._remote else None
         return None
 
-    async def run_batch(
-        self,
-        pipeline: Callable[[], Pipeline],
-        calls: Sequence[ToolCall],
-        *,
-        thread_id: str,
-        cancellation: Cancellation,
-        request_index: int,
-        emit: Callable[[RunEvent], None] | None,
-        record: Record | None,
-        approved: Collection[str] = (),
-    ) -> tuple[list[ToolResult], bool]:
-        """Run a batch: calls a toolset answers itself first (in the model's order), the rest through the pipeline.
+    def answer(
+        self, calls: Sequence[ToolCall], request_index: int, emit: Callable[[RunEvent], None] | None
+    ) -> list[ToolResult | None] | None:
+        """Answer the calls a toolset answers itself (in the model's order); None when it answers none.
 
-        Args:
-            pipeline: Gives the pipeline over the turn's tools, once the answered calls changed
-                them (a container's expansion makes its tools callable in the same batch).
-            calls: The calls, in the model's order.
-            thread_id: The run's thread.
-            cancellation: The run's; unfinished calls end as Canceled when it is canceled.
-            request_index: The model request the calls came from.
-            emit: Told each call's start and end.
-            record: Keeps each call's result the moment it is decided (see `Pipeline.invoke_batch`).
-            approved: Calls the policy allowed before a restart (not asked again).
-
-        Returns:
-            One result per call, in the calls' order, and whether a filter asked to end the run.
+        Each answered call is told to `emit` as started and finished. Run the others through the
+        pipeline, built after this (a container's expansion makes its tools callable in the same
+        batch), and put the results together with `merge`.
         """
-        answered = [self._answer(call) for call in calls] if self._answering else None
-        if answered is None or all(result is None for result in answered):
-            batch = await pipeline().invoke_batch(
-                calls,
-                thread_id=thread_id,
-                cancellation=cancellation,
-                request_index=request_index,
-                observer=emit,
-                record=record,
-                approved=approved,
-            )
-            return batch.results, batch.terminate
+        if not self.answering:
+            return None
+        answered = [self._answer(call) for call in calls]
+        if all(result is None for result in answered):
+            return None
         for index, (call, result) in enumerate(zip(calls, answered, strict=True)):
             if result is not None and emit is not None:
                 emit(ToolCallStarted(call, None, None, request_index, index))
                 emit(ToolCallFinished(call, result, 0.0, request_index, index))
-        rest = [call for call, result in zip(calls, answered, strict=True) if result is None]
-        batch = await pipeline().invoke_batch(
-            rest,
-            thread_id=thread_id,
-            cancellation=cancellation,
-            request_index=request_index,
-            observer=emit,
-            record=record,
-            approved=approved,
-        )
-        ran = iter(batch.results)
-        return [result if result is not None else next(ran) for result in answered], batch.terminate
+        return answered
+
+    @staticmethod
+    def rest(calls: Sequence[ToolCall], answered: Sequence[ToolResult | None]) -> list[ToolCall]:
+        """The calls `answer` left for the pipeline."""
+        return [call for call, result in zip(calls, answered, strict=True) if result is None]
+
+    @staticmethod
+    def merge(answered: Sequence[ToolResult | None], ran: Sequence[ToolResult]) -> list[ToolResult]:
+        """The batch's results in the calls' order: the answered ones, and the pipeline's for the rest."""
+        results = iter(ran)
+        return [result if result is not None else next(results) for result in answered]
 
     def _answer(self, call: ToolCall) -> ToolResult | None:
-        for member in self._answering:
+        for member in self.answering:
             if (result := member.answer(call)) is not None:
                 return result
         return None
 
     async def after_batch(self, calls: Sequence[ToolCall], results: Sequence[ToolResult]) -> None:
         """Tell each toolset the batch has its results (it may raise to end the run)."""
-        for member in self._after:
+        for member in self.finishing:
             await member.after_batch(calls, results)
 
     # -- a crash, the end ----------------------------------------------------------------------
@@ -199,7 +189,7 @@ class ToolSurface:
     async def end_run(self) -> None:
         """Tell every toolset the run ended (each is told, even when one fails)."""
         failure: Exception | None = None
-        for member in _overriding(self.members, "end_run"):
+        for member in self.ending:
             try:
                 await member.end_run()
             except Exception as exc:  # re-raised below, once the others were told
