@@ -461,8 +461,9 @@ class Agent:
         if again := unfinished.again(surface.resume(unfinished.open)):
             calls = tuple(entry.call for entry in again)
             sent = (CallState.DISPATCHED, CallState.ANSWERED)
-            answered = surface.answer(calls, unfinished.request_index, emit)
-            batch = await self._pipeline(thread_id, surface).invoke_batch(
+            answered = surface.answer(calls, unfinished.request_index, emit) if surface.answering else None
+            client = self.clients.client_consent(thread_id)
+            batch = await self.pipeline.with_tools(surface.toolbox(), client=client).invoke_batch(
                 calls if answered is None else surface.rest(calls, answered),
                 thread_id=thread_id,
                 cancellation=cancellation,
@@ -532,7 +533,7 @@ class Agent:
         if self.history is not None:
             messages = await self.history(messages)
         request = ModelRequest(
-            system=surface.system_prompt(self.instructions),
+            system=surface.system_prompt(self.instructions) if surface.instructing else self.instructions,
             messages=messages,
             tools=surface.definitions(),
             tool_choice=self.tool_choice,
@@ -581,8 +582,12 @@ class Agent:
         entries = surface.entries(thread_id, request_index, calls)
         await self.store.record_batch(thread_id, assistant, entries)  # the message and the ledger, write-ahead
         done: list[ToolResultMessage] = []
-        answered = surface.answer(runnable, request_index, emit)  # e.g. containers, before the pipeline is built
-        batch = await self._pipeline(thread_id, surface).invoke_batch(
+        # Calls a toolset answers itself (e.g. a container's expansion) come before the pipeline is built.
+        answered = surface.answer(runnable, request_index, emit) if surface.answering else None
+        pipeline = self.pipeline
+        if (client := self.clients.client_consent(thread_id)) is not None or surface.static is not pipeline.toolbox:
+            pipeline = pipeline.with_tools(surface.toolbox(), client=client)  # its person may be asked
+        batch = await pipeline.invoke_batch(
             runnable if answered is None else surface.rest(runnable, answered),
             thread_id=thread_id,
             cancellation=cancellation,
@@ -597,14 +602,6 @@ class Agent:
             results.append(ToolResult.canceled(call.id, reason, "system"))
         results[:] = await self._complete(thread_id, calls, results, history, surface, done)
         return results
-
-    def _pipeline(self, thread_id: str, surface: ToolSurface) -> Pipeline:
-        """The pipeline over the turn's tools; the person at the thread's client, if any, may be asked."""
-        tools = surface.toolbox()
-        client = self.clients.client_consent(thread_id)
-        if client is None and tools is self.pipeline.toolbox:
-            return self.pipeline
-        return self.pipeline.with_tools(tools, client=client)
 
     def _over_budget(self, calls: Sequence[ToolCall], results: Sequence[ToolResult], failures: dict[str, int]) -> str:
         """Count this batch's failures per tool; return a tool that is past its budget, or ''."""

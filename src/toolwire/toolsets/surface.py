@@ -70,11 +70,20 @@ class ToolSurface:
         "_remote",
         "_sources",
         "answering",
+        "definitions",
         "ending",
         "finishing",
+        "instructing",
         "members",
         "mode_fallback",
+        "static",
+        "toolbox",
     )
+
+    definitions: Callable[[], Sequence[ToolDefinition]]
+    """The tools offered for this turn: each toolset's, in order."""
+    toolbox: Callable[[], Toolbox]
+    """Every callable tool of the turn in one registry (rebuilt only when a toolset's changed)."""
 
     def __init__(self, members: Sequence[BoundToolset], *, mode_fallback: Any) -> None:
         self.members = tuple(members)
@@ -85,32 +94,31 @@ class ToolSurface:
         """The toolsets told when a batch has its results (none: `after_batch` is not needed)."""
         self.ending = _overriding(self.members, "end_run")
         """The toolsets told when the run ends (none: `end_run` is not needed)."""
+        self.instructing = _overriding(self.members, "instructions")
+        """The toolsets that may add to the system prompt (none: the agent's instructions stand)."""
         self._remote = _overriding(self.members, "remote")
-        self._instructing = _overriding(self.members, "instructions")
         self._sources: tuple[Toolbox, ...] = ()
         self._merged: Toolbox | None = None
+        single = self.members[0] if len(self.members) == 1 else None
+        self.static = single if isinstance(single, Toolbox) else None
+        """The one toolbox that is the whole surface (its tools never change), else None."""
+        # One toolset: its own methods, without a frame in between (the common case).
+        self.definitions = self._definitions if single is None else single.definitions
+        self.toolbox = self._toolbox if single is None else single.tools
 
     # -- what the model sees -------------------------------------------------------------------
 
-    def definitions(self) -> Sequence[ToolDefinition]:
-        """The tools offered for this turn: each toolset's, in order."""
-        if len(self.members) == 1:
-            return self.members[0].definitions()
+    def _definitions(self) -> Sequence[ToolDefinition]:
         return tuple(definition for member in self.members for definition in member.definitions())
 
     def system_prompt(self, instructions: str) -> str:
         """The agent's instructions followed by what the toolsets add this turn."""
-        if not self._instructing:
-            return instructions
-        parts = [part for member in self._instructing for part in member.instructions()]
+        parts = [part for member in self.instructing for part in member.instructions()]
         if not parts:
             return instructions
         return "\n\n".join(part for part in (instructions, *parts) if part)
 
-    def toolbox(self) -> Toolbox:
-        """Every callable tool of the turn in one registry (rebuilt only when a toolset's changed)."""
-        if len(self.members) == 1:
-            return self.members[0].tools()
+    def _toolbox(self) -> Toolbox:
         sources = tuple(member.tools() for member in self.members)
         if self._merged is None or any(a is not b for a, b in zip(sources, self._sources, strict=True)):
             self._sources = sources
@@ -121,7 +129,7 @@ class ToolSurface:
 
     def entries(self, thread_id: str, request_index: int, calls: Sequence[ToolCall]) -> list[LedgerEntry]:
         """The calls' write-ahead ledger entries (see `ledger_entry`)."""
-        toolbox = self.toolbox()
+        toolbox = self.static or self.toolbox()
         if not self._remote:
             return [ledger_entry(thread_id, request_index, call, toolbox) for call in calls]
         return [ledger_entry(thread_id, request_index, call, toolbox, self._owner(call.name)) for call in calls]
@@ -137,12 +145,12 @@ class ToolSurface:
     ) -> list[ToolResult | None] | None:
         """Answer the calls a toolset answers itself (in the model's order); None when it answers none.
 
+        Call it only when some toolset is `answering`.
+
         Each answered call is told to `emit` as started and finished. Run the others through the
         pipeline, built after this (a container's expansion makes its tools callable in the same
         batch), and put the results together with `merge`.
         """
-        if not self.answering:
-            return None
         answered = [self._answer(call) for call in calls]
         if all(result is None for result in answered):
             return None
