@@ -379,7 +379,7 @@ class ClientSession:
             # A channel that keeps its requests durably (the WebSocket server's outbox) marks the
             # call DISPATCHED in the transaction that saved the request: writing it again would
             # only repeat it, in a transaction of its own.
-            if getattr(self.hub.channel(self.thread_id), "records_dispatch", False) is True:
+            if self.hub.records_dispatch(self.thread_id):  # a `DurableChannel`
                 return
             if self._dispatched_hook is not None:
                 await self._dispatched_hook(call_id)
