@@ -129,7 +129,7 @@ class ToolSurface:
 
     def entries(self, thread_id: str, request_index: int, calls: Sequence[ToolCall]) -> list[LedgerEntry]:
         """The calls' write-ahead ledger entries (see `ledger_entry`)."""
-        toolbox = self.static or self.toolbox()
+        toolbox = self.static if self.static is not None else self.toolbox()  # not `or`: an empty toolbox is falsy
         if not self._remote:
             return [ledger_entry(thread_id, request_index, call, toolbox) for call in calls]
         return [ledger_entry(thread_id, request_index, call, toolbox, self._owner(call.name)) for call in calls]
