@@ -165,7 +165,6 @@ def test_the_guard_does_not_import_tools() -> None:
     assert "toolwire.tools" not in names("toolwire.guard")
 
 
-@pytest.mark.xfail(strict=True, reason=LEAKS)
 def test_the_ledger_does_not_import_client_tools() -> None:
     assert not {name for name in names("toolwire.ledger") if name.startswith("toolwire.client_tools")}
 

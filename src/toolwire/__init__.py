@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from .tools import Toolbox as Toolbox
     from .tools import ToolContext as ToolContext
     from .tools import tool as tool
+    from .toolsets import Toolset as Toolset
+    from .toolsets.collapsed import Collapsed as Collapsed
 del TYPE_CHECKING
 
 __version__ = "0.1.0"
@@ -59,6 +61,7 @@ __all__ = [
     "ClientSkill",
     "ClientTool",
     "ClientToolGroup",
+    "Collapsed",
     "ConsentAnswer",
     "ConsentRequest",
     "InvocationContext",
@@ -76,6 +79,7 @@ __all__ = [
     "ToolMode",
     "ToolResult",
     "Toolbox",
+    "Toolset",
     "ToolwireError",
     "UsageError",
     "decide_tool_mode",
@@ -97,6 +101,7 @@ _SOURCES = {
     "ClientSkill": "client_tools.definitions",
     "ClientTool": "client_tools.definitions",
     "ClientToolGroup": "client_tools.definitions",
+    "Collapsed": "toolsets.collapsed",
     "ConsentAnswer": "policy",
     "ConsentRequest": "policy",
     "InvocationContext": "pipeline",
@@ -114,6 +119,7 @@ _SOURCES = {
     "ToolMode": "modes",
     "ToolResult": "envelopes",
     "Toolbox": "tools",
+    "Toolset": "toolsets",
     "ToolwireError": "errors",
     "UsageError": "errors",
     "decide_tool_mode": "modes",

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .client_tools.toolset import answered_result
 from .ledger import close_run, run_is_open
 from .messages import AssistantMessage, ToolResultMessage
 from .store.sqlite import SqliteStore
@@ -80,4 +81,4 @@ async def cancel_conversation(store: SqliteStore, thread_id: str, reason: str) -
     history = await store.load_messages(thread_id)
     if not run_is_open(history, await store.load_run(thread_id)):
         return None
-    return await close_run(store, thread_id, reason)
+    return await close_run(store, thread_id, reason, answered=answered_result)

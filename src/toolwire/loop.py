@@ -1,62 +1,51 @@
-"""`Agent`: the automatic tool-calling loop.
+"""`Agent`: the automatic tool-calling loop, and what it takes: a model, toolsets, a store, options.
 
-```
-prompt ──► model ──► text only ─────────────────────────────► end: answer
-              │
-              └──► a batch of tool calls ──► ledger PENDING (write-ahead)
-                     ──► Pipeline.invoke_batch (policy, filters, deadlines; model order)
-                     ──► one result per call ──► ledger TERMINAL, transcript
-                     ──► a terminal result, a filter's terminate, a limit, a cancel? ──► end
-                     ──► otherwise ask the model again
-```
+A run binds the agent's toolsets (`toolwire.toolsets`) to its thread, then the loop (`RunLoop`,
+see `toolwire.runs`) asks the model, runs the calls it returns and feeds the results back until
+it is done. Function tools (a `Toolbox`) and client tools (`ClientToolset`, fed by
+`run(client_tool_groups=, ...)`) are two toolsets; the loop has no branch for either.
 
 Every path leaves a transcript that OpenAI and Anthropic accept: an assistant message with calls
 is followed by exactly one result per call before anything else, also when the run is canceled,
 ends at a limit, or the process died in the middle of a batch (the next run closes such calls
-as Canceled by `system`).
+as Canceled by `system`, or runs a toolset's remote calls again).
 
-Beside the loop: `turns` lets the runs of a thread take turns, `ledger` writes each call's entry
-ahead and recovers calls a stopped process left, `client_tools.batch` runs the client-tool steps.
+Beside the loop: `turns` lets the runs of a thread take turns, `ledger` recovers the calls a
+stopped process left, `streaming` turns a run's events into `stream()`.
 """
 
 from __future__ import annotations
 
-import logging
-import math
-import secrets
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
+from functools import partial
+from types import MappingProxyType, TracebackType
+from typing import TYPE_CHECKING, Any, Self
 
-import anyio
-from anyio import CancelScope
-
-from ._fast import guarded
-from .client_tools.batch import NO_CLIENT_INPUT, ClientInput, failed_fast_error, open_session, run_client_batch
 from .client_tools.channel import ClientChannel, ClientHub, ClientToolsConfig
-from .envelopes import ResultType, ToolCall, ToolResult, is_terminal_result
-from .errors import ProviderError, UsageError
+from .client_tools.toolset import ClientInput, ClientToolset
+from .errors import UsageError
 from .events import EndReason as EndReason
 from .events import ModelRequestStarted as ModelRequestStarted
 from .events import RunEvent as RunEvent
 from .events import RunFinished as RunFinished
 from .events import RunResult as RunResult
-from .guard import INTERRUPTED
 from .history import HistoryStrategy as HistoryStrategy
 from .history import TrimHistory as TrimHistory
-from .ledger import Unfinished, close_run, new_ledger_entry, record_result, run_is_open, unfinished_batch
-from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
-from .models import Model, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice
-from .pipeline import Filter, Pipeline, Record
+from .ledger import run_is_open
+from .models import Model, ToolChoice
+from .pipeline import Filter, Pipeline
 from .policy import PermissionPolicy
-from .store import CallState, RunRecord, Store, memory_store
+from .runs import RunLoop, new_id
+from .store import Store, memory_store
+from .streaming import stream_events
 from .tools import Cancellation, Tool, Toolbox
+from .toolsets import Toolset
+from .toolsets.binding import Toolsets, split_tools
 from .turns import ThreadTurns
 
 if TYPE_CHECKING:  # loaded on the first run that uses client tools (pydantic models, jsonschema-rs)
     from .client_tools.definitions import ClientToolGroup
-    from .client_tools.session import ClientSession
 
-_log = logging.getLogger("toolwire.loop")
 
 __all__ = [
     "Agent",
@@ -70,12 +59,13 @@ __all__ = [
 ]
 
 
-class Agent:
+class Agent(RunLoop):
     """Drive a model: ask, run the tool calls it returns, feed the results back, until it is done.
 
     Args:
         model: The model to drive (see `toolwire.models`).
-        tools: A `Toolbox`, or tools and functions to put in one.
+        tools: A `Toolbox`, or toolsets (see `toolwire.toolsets`), tools and functions: the
+            tools and functions go in one `Toolbox` (`agent.toolbox`), offered first.
         policy: Decides whether each call may run (the default preset, with approvals kept in
             `store`, when None).
         filters: Run around every allowed call, in order.
@@ -103,7 +93,7 @@ class Agent:
         self,
         model: Model,
         *,
-        tools: Toolbox | Iterable[Tool[Any, Any] | Callable[..., Any]] = (),
+        tools: Toolbox | Iterable[Toolset | Tool[Any, Any] | Callable[..., Any]] = (),
         policy: PermissionPolicy | None = None,
         filters: Sequence[Filter] = (),
         instructions: str = "",
@@ -123,7 +113,8 @@ class Agent:
                 "Agent needs max_requests >= 1, max_tool_calls >= 0, retry_budget >= 0 and max_resume_attempts >= 1"
             )
         self.model = model
-        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        self.toolbox, toolsets = split_tools(tools)
+        """The function tools (the toolbox given, or the one the tools and functions given went in)."""
         self.store: Store = store if store is not None else memory_store()
         self.policy = policy if policy is not None else PermissionPolicy(store=self.store)
         self.pipeline = Pipeline(
@@ -143,7 +134,22 @@ class Agent:
         self.max_resume_attempts = max_resume_attempts
         self.clients = ClientHub()
         """The clients attached to threads; a server calls `attach`, `detach` and `deliver` on it."""
+        self.client_toolset = ClientToolset(self.clients, self.client_tools)
+        """The client tools of each thread (fed by `run(client_tool_groups=, ...)`)."""
+        self.toolsets = Toolsets((*toolsets, self.client_toolset), self.toolbox, store=self.store, policy=self.policy)
+        """Every toolset the runs bind, in order (an earlier one's tool wins a name)."""
         self._thread_turns = ThreadTurns()
+
+    async def __aenter__(self) -> Self:
+        """Set up the toolsets that hold connections (e.g. to a server of tools)."""
+        await self.toolsets.setup()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        """Tear the toolsets down, in reverse order."""
+        await self.toolsets.teardown()
 
     async def run(
         self,
@@ -180,9 +186,9 @@ class Agent:
             ClientDisconnected: A client tool's client was gone under the `FailFast` strategy;
                 the transcript stays valid (the call has its Error result).
         """
-        clients = ClientInput(client_tool_groups, tuple(expanded_containers), reset_client_state, client)
+        inputs = self._client_input(client_tool_groups, expanded_containers, reset_client_state, client)
         cancellation = Cancellation() if cancellation is None else cancellation
-        return await self._run(prompt, thread, cancellation, on_event, clients)
+        return await self._run(prompt, thread, cancellation, on_event, inputs=inputs)
 
     async def resume(
         self,
@@ -206,12 +212,11 @@ class Agent:
         end Canceled by `system`, and the result's reason is `canceled`.
         """
         cancellation = Cancellation() if cancellation is None else cancellation
-        clients = ClientInput((), (), False, client)
+        inputs = self._client_input((), (), False, client)
         async with self._thread_turns.turn(thread):
             if not await self.store.thread_exists(thread):
                 return None
-            session = await self._client_session(thread, clients)
-            return await self._attended(client, None, thread, cancellation, on_event, session)
+            return await self._bound(None, thread, cancellation, on_event, inputs)
 
     async def register_client_tools(
         self,
@@ -228,12 +233,14 @@ class Agent:
         Raises:
             RegistrationError: The groups were refused; the thread's client state is unchanged.
         """
-        clients = ClientInput(groups, tuple(expanded_containers), reset_client_state, None)
+        given = ClientInput(groups, tuple(expanded_containers), reset_client_state, None)
         async with self._thread_turns.turn(thread):
             await self.store.create_thread(thread)
-            await self._client_session(thread, clients)
+            if given.used or await self.store.load_client_state(thread) is not None:
+                before = [toolset for toolset in self.toolsets.toolsets if isinstance(toolset, Toolbox)]
+                await self.client_toolset.register(self.toolsets.scope(thread, given, before), given)
 
-    async def stream(
+    def stream(
         self,
         prompt: str,
         *,
@@ -251,433 +258,59 @@ class Agent:
         `async with contextlib.aclosing(agent.stream(...)) as events: ...`.
         """
         cancellation = Cancellation() if cancellation is None else cancellation
-        clients = ClientInput(client_tool_groups, tuple(expanded_containers), reset_client_state, client)
-        send, receive = anyio.create_memory_object_stream[RunEvent](math.inf)
-        failure: list[BaseException] = []
-
-        def emit(event: RunEvent) -> None:
-            try:
-                send.send_nowait(event)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass  # the consumer left; the run still finishes and is stored
-
-        async def produce() -> None:
-            with send:
-                try:
-                    await self._run(prompt, thread, cancellation, emit, clients)
-                except Exception as exc:  # re-raised in the consumer, without an exception group
-                    failure.append(exc)
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(produce)
-            try:
-                with receive:
-                    async for event in receive:
-                        yield event
-                        # Hand over what is already queued without a checkpoint per event.
-                        while True:
-                            try:
-                                queued = receive.receive_nowait()
-                            except (anyio.WouldBlock, anyio.EndOfStream):
-                                break
-                            yield queued
-            except GeneratorExit:
-                # The consumer left: cancel the run and let it store Canceled results, then stop.
-                cancellation.cancel("The event stream was closed")
-                return
-        if failure:
-            raise failure[0]
+        inputs = self._client_input(client_tool_groups, expanded_containers, reset_client_state, client)
+        return stream_events(partial(self._run, prompt, thread, cancellation, inputs=inputs), cancellation)
 
     # -- the loop ------------------------------------------------------------------------------
+
+    def _client_input(
+        self,
+        groups: Sequence[ClientToolGroup | Mapping[str, Any]],
+        expanded: Iterable[str],
+        reset: bool,
+        channel: ClientChannel | None,
+    ) -> Mapping[Toolset, object]:
+        """A run's input for the toolsets: what it was given about client tools, if anything."""
+        expanded = tuple(expanded)
+        if not groups and not expanded and not reset and channel is None:
+            return _NO_INPUT  # the common run: nothing to build
+        return {self.client_toolset: ClientInput(groups, expanded, reset, channel)}
 
     async def _run(
         self,
         prompt: str,
         thread: str | None,
         cancellation: Cancellation,
-        emit: Callable[[RunEvent], None] | None,
-        clients: ClientInput | None = None,
+        emit: Callable[[RunEvent], None] | None = None,
+        *,
+        inputs: Mapping[Toolset, object] | None = None,
     ) -> RunResult:
-        clients = clients if clients is not None else NO_CLIENT_INPUT
-        thread_id = thread if thread is not None else _new_id("thread_")
+        thread_id = thread if thread is not None else new_id("thread_")
         async with self._thread_turns.turn(thread_id):
-            store = self.store
-            await store.create_thread(thread_id)
-            session = await self._client_session(thread_id, clients)
-            result = await self._attended(clients.channel, prompt, thread_id, cancellation, emit, session)
+            await self.store.create_thread(thread_id)
+            result = await self._bound(prompt, thread_id, cancellation, emit, inputs or {})
             assert result is not None  # only a resume finds nothing to do
             return result
 
-    async def _attended(
+    async def _bound(
         self,
-        channel: ClientChannel | None,
         prompt: str | None,
         thread_id: str,
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
-        session: ClientSession | None,
+        inputs: Mapping[Toolset, object],
     ) -> RunResult | None:
-        """`_turns`, with `channel` (when given) attached as the thread's client meanwhile."""
-        if channel is None and session is None:
-            return await self._turns(prompt, thread_id, cancellation, emit, session)
-        if channel is not None:
-            self.clients.attach(thread_id, channel)
+        """`_turns` with the toolsets bound to the run (and told when it ends)."""
+        surface = await self.toolsets.bind(thread_id, inputs)
         try:
-            return await self._turns(prompt, thread_id, cancellation, emit, session)
+            return await self._turns(prompt, thread_id, cancellation, emit, surface)
         finally:
-            if channel is not None:
-                self.clients.detach(thread_id, channel)
-            if session is not None:
-                session.close()
+            if surface.ending:
+                await surface.end_run()
 
     async def unfinished(self, thread: str) -> bool:
         """True when the thread's last run stopped before it ended (the process died): see `resume()`."""
         return run_is_open(await self.store.load_messages(thread), await self.store.load_run(thread))
 
-    async def _turns(
-        self,
-        prompt: str | None,
-        thread_id: str,
-        cancellation: Cancellation,
-        emit: Callable[[RunEvent], None] | None,
-        session: ClientSession | None,
-    ) -> RunResult | None:
-        """The loop itself; `prompt` None resumes an unfinished run (None if there is none)."""
-        store = self.store
-        history = await store.load_messages(thread_id)
-        run = await store.load_run(thread_id)
-        first_new = len(history)
-        if prompt is None:
-            if not run_is_open(history, run):
-                return None  # the thread's last run ended: nothing to resume
-            if run.resume_attempts >= self.max_resume_attempts:
-                return await self._give_up(thread_id, history, run, emit)
-            run = RunRecord(run.closed_at, run.resume_attempts + 1)  # counted before anything can fail
-            await store.save_run(thread_id, run)
-        unfinished = await unfinished_batch(store, self.toolbox, thread_id, history, clients=session is not None)
-        if unfinished is not None:
-            await self._finish(thread_id, unfinished, history, cancellation, emit, session)
-        seen = {call.id for message in history if isinstance(message, AssistantMessage) for call in message.tool_calls}
-        if prompt is not None:
-            user = UserMessage(prompt)
-            history.append(user)
-            await store.append_messages(thread_id, [user])
-        requests = input_tokens = output_tokens = calls_used = 0  # summed as ints: a Usage per turn costs
-        failures = dict[str, int]()
-        reason: EndReason = "limit"
-        output = detail = ""
-        for request_index in range(self.max_requests):
-            if cancellation.cancelled:
-                reason, detail = "canceled", cancellation.reason or ""
-                break
-            if emit is not None:
-                emit(ModelRequestStarted(request_index))
-            response = await self._ask(request_index, history, cancellation, emit, session)
-            if response is None:
-                reason, detail = "canceled", cancellation.reason or ""
-                break
-            used = response.usage
-            requests += used.requests
-            input_tokens += used.input_tokens
-            output_tokens += used.output_tokens
-            calls = _fresh_ids(response.tool_calls, seen)
-            if not calls:
-                output, reason = response.text, "answer"
-                if output:
-                    answer = AssistantMessage(output)
-                    history.append(answer)
-                    await store.append_messages(thread_id, [answer])
-                break
-            runnable = calls[: max(0, self.max_tool_calls - calls_used)]
-            calls_used += len(runnable)
-            results = await self._run_batch(
-                thread_id, request_index, response.text, calls, runnable, history, cancellation, emit, session
-            )
-            if cancellation.cancelled:
-                reason, detail = "canceled", cancellation.reason or ""
-                break
-            if (terminal := _first_terminal(results)) is not None:
-                output, reason = terminal.message or "", "terminal_result"
-                break
-            if results.terminate:
-                reason = "terminate"
-                break
-            if len(runnable) < len(calls):
-                detail = f"the run reached its limit of {self.max_tool_calls} tool calls"
-                break
-            if exhausted := self._over_budget(calls, results, failures):
-                detail = f"'{exhausted}' failed {failures[exhausted]} times (retry budget {self.retry_budget})"
-                break
-        else:
-            detail = f"the run reached its limit of {self.max_requests} model requests"
-        if reason != "answer" or not output:  # no final answer in the transcript: nothing to resume
-            await store.save_run(thread_id, RunRecord(closed_at=len(history)))
-        elif run.resume_attempts:
-            await store.save_run(thread_id, RunRecord())
-        result = RunResult(
-            output=output,
-            reason=reason,
-            detail=detail,
-            thread_id=thread_id,
-            transcript=history,
-            new_messages=history[first_new:],
-            usage=Usage(requests, input_tokens, output_tokens),
-        )
-        if emit is not None:
-            emit(RunFinished(result))
-        return result
 
-    async def _give_up(
-        self, thread_id: str, history: list[Message], run: RunRecord, emit: Callable[[RunEvent], None] | None
-    ) -> RunResult:
-        """Close a run whose resume began `max_resume_attempts` times without finishing."""
-        detail = f"the run could not be resumed ({run.resume_attempts} attempts did not finish); it was closed"
-        _log.warning("thread %s: %s", thread_id, detail)
-        messages = await close_run(
-            self.store, thread_id, f"Canceled: {detail}", invoke_timeout=self.client_tools.invoke_timeout
-        )
-        history.extend(messages)
-        result = RunResult(
-            output="",
-            reason="canceled",
-            detail=detail,
-            thread_id=thread_id,
-            transcript=history,
-            new_messages=list(messages),
-            usage=Usage(),
-        )
-        if emit is not None:
-            emit(RunFinished(result))
-        return result
-
-    async def _finish(
-        self,
-        thread_id: str,
-        unfinished: Unfinished,
-        history: list[Message],
-        cancellation: Cancellation,
-        emit: Callable[[RunEvent], None] | None,
-        session: ClientSession | None,
-    ) -> None:
-        """Give each call a stopped process left without a result its one result (see `ledger`)."""
-        ran: dict[str, ToolResult] = {}
-        if unfinished.again:
-            assert session is not None  # client calls run again only in a thread with client tools
-            session.resume(unfinished.again)
-            calls = tuple(entry.call for entry in unfinished.again)
-            sent = (CallState.DISPATCHED, CallState.ANSWERED)
-            results, _ = await run_client_batch(
-                thread_id,
-                unfinished.request_index,
-                calls,
-                cancellation,
-                emit,
-                session,
-                self.pipeline,
-                record=self._recorder(thread_id, calls),
-                approved=frozenset(entry.call.id for entry in unfinished.again if entry.state in sent),
-            )
-            ran = dict(zip((call.id for call in calls), results, strict=True))
-        results = [unfinished.settled.get(call.id) or ran[call.id] for call in unfinished.calls]
-        await self._complete(thread_id, unfinished.calls, results, history, session)
-
-    def _recorder(
-        self, thread_id: str, calls: tuple[ToolCall, ...], done: list[ToolResultMessage] | None = None
-    ) -> Record:
-        """Writes each call's result to the ledger the moment it is decided (the first result wins).
-
-        With `done`, a batch of one call is completed at once instead (its ledger entry and its
-        transcript message in one write; the message is added to `done`).
-        """
-        store = self.store
-        if done is not None and len(calls) == 1:
-
-            async def complete(result: ToolResult) -> ToolResult:
-                done.extend(await store.complete_batch(thread_id, calls, [result]))
-                return done[0].result
-
-            return complete
-
-        async def record(result: ToolResult) -> ToolResult:
-            return await record_result(store, thread_id, result)
-
-        return record
-
-    async def _complete(
-        self,
-        thread_id: str,
-        calls: Sequence[ToolCall],
-        results: Sequence[ToolResult],
-        history: list[Message],
-        session: ClientSession | None,
-        done: Sequence[ToolResultMessage] = (),
-    ) -> list[ToolResult]:
-        """Ledger TERMINAL (the first result written wins) and transcript, in one write; the results that stand.
-
-        `done`: the messages of a batch its one call's record completed already.
-        """
-        messages = done or await self.store.complete_batch(thread_id, calls, results)
-        history.extend(messages)
-        if session is not None:
-            await session.finish_batch([call.id for call in calls])
-            if session.failed_fast is not None:
-                won = [message.result for message in messages]
-                raise failed_fast_error(thread_id, calls, won, session.failed_fast)
-        return [message.result for message in messages]
-
-    async def _ask(
-        self,
-        request_index: int,
-        history: list[Message],
-        cancellation: Cancellation,
-        emit: Callable[[RunEvent], None] | None,
-        session: ClientSession | None,
-    ) -> ModelResponse | None:
-        """Ask the model; None if the caller canceled first."""
-        messages: Sequence[Message] = tuple(history)
-        if self.history is not None:
-            messages = await self.history(messages)
-        request = ModelRequest(
-            system=self.instructions if session is None else session.system_prompt(self.instructions),
-            messages=messages,
-            tools=self.toolbox.definitions() if session is None else session.definitions(),
-            tool_choice=self.tool_choice,
-            request_index=request_index,
-        )
-        response = await guarded(self._receive(self.model.stream(request), emit), None, cancellation)
-        return None if response is INTERRUPTED else response
-
-    async def _receive(
-        self, events: AsyncIterator[ModelEvent], emit: Callable[[RunEvent], None] | None
-    ) -> ModelResponse:
-        """Read the model's stream to its response, passing text deltas on to `emit`."""
-        response: ModelResponse | None = None
-        drained = False
-        try:
-            async for event in events:
-                if isinstance(event, TextDelta):
-                    if emit is not None:
-                        emit(event)
-                else:
-                    response = event
-            drained = True
-        finally:
-            # A stream left early (canceled, failed) must release what it holds, e.g. a connection.
-            if not drained and (aclose := getattr(events, "aclose", None)) is not None:
-                with CancelScope(shield=True):
-                    await aclose()
-        if response is None:
-            raise ProviderError(self.model.name, "the model's stream ended without a complete response")
-        return response
-
-    async def _run_batch(
-        self,
-        thread_id: str,
-        request_index: int,
-        text: str,
-        calls: tuple[ToolCall, ...],
-        runnable: tuple[ToolCall, ...],
-        history: list[Message],
-        cancellation: Cancellation,
-        emit: Callable[[RunEvent], None] | None,
-        session: ClientSession | None,
-    ) -> _Results:
-        store = self.store
-        assistant = AssistantMessage(text, calls)
-        history.append(assistant)
-        toolbox = self.toolbox if session is None else session.toolbox
-        entries = [new_ledger_entry(thread_id, request_index, call, toolbox) for call in calls]
-        await store.record_batch(thread_id, assistant, entries)  # the message and the ledger, write-ahead
-        if session is not None:
-            session.request_ids.update((entry.call.id, entry.request_id) for entry in entries if entry.request_id)
-        done: list[ToolResultMessage] = []
-        record = self._recorder(thread_id, calls, done)  # a decided outcome is written at once
-        if session is None:
-            pipeline = self.pipeline
-            if (client := self.clients.client_consent(thread_id)) is not None:  # its person may be asked
-                pipeline = pipeline.with_tools(self.toolbox, client=client)
-            batch = await pipeline.invoke_batch(
-                runnable,
-                thread_id=thread_id,
-                cancellation=cancellation,
-                request_index=request_index,
-                observer=emit,
-                record=record,
-            )
-            results = _Results(batch.results, terminate=batch.terminate)
-        else:
-            ran, terminate = await run_client_batch(
-                thread_id,
-                request_index,
-                runnable,
-                cancellation,
-                emit,
-                session,
-                self.pipeline,
-                record=record,
-            )
-            results = _Results(ran, terminate=terminate)
-        for call in calls[len(runnable) :]:
-            reason = f"Not run: the run reached its limit of {self.max_tool_calls} tool calls"
-            results.append(ToolResult.canceled(call.id, reason, "system"))
-        results[:] = await self._complete(thread_id, calls, results, history, session, done)
-        return results
-
-    async def _client_session(self, thread_id: str, clients: ClientInput) -> ClientSession | None:
-        """The thread's client tools for this run; None when it has none (the common fast path)."""
-        if not clients.used and await self.store.load_client_state(thread_id) is None:
-            return None
-        return await open_session(
-            thread_id,
-            clients,
-            hub=self.clients,
-            config=self.client_tools,
-            store=self.store,
-            server=self.toolbox,
-            policy=self.policy,
-        )
-
-    def _over_budget(self, calls: Sequence[ToolCall], results: Sequence[ToolResult], failures: dict[str, int]) -> str:
-        """Count this batch's failures per tool; return a tool that is past its budget, or ''."""
-        for call, result in zip(calls, results, strict=True):
-            if not result.success and result.type is not ResultType.CANCELED:
-                failures[call.name] = failures.get(call.name, 0) + 1
-                if failures[call.name] > self.retry_budget:
-                    return call.name
-        return ""
-
-
-class _Results(list[ToolResult]):
-    """The results of a batch, in the calls' order, and whether a filter asked to end the run."""
-
-    __slots__ = ("terminate",)
-
-    def __init__(self, results: Iterable[ToolResult], *, terminate: bool) -> None:
-        super().__init__(results)
-        self.terminate = terminate
-
-
-def _first_terminal(results: Sequence[ToolResult]) -> ToolResult | None:
-    for result in results:
-        if is_terminal_result(result):
-            return result
-    return None
-
-
-def _fresh_ids(calls: Sequence[ToolCall], seen: set[str]) -> tuple[ToolCall, ...]:
-    """Give a new id to any call whose id is empty or already used in the thread."""
-    ids = {call.id for call in calls}
-    if "" not in ids and len(ids) == len(calls) and ids.isdisjoint(seen):
-        seen.update(ids)
-        return tuple(calls)  # the usual case: the model's own tuple, no copy
-    fresh: list[ToolCall] = []
-    for call in calls:
-        if not call.id or call.id in seen:
-            call = ToolCall(id=_new_id("call_"), name=call.name, arguments=call.arguments)
-        seen.add(call.id)
-        fresh.append(call)
-    return tuple(fresh)
-
-
-def _new_id(prefix: str) -> str:
-    return prefix + secrets.token_hex(16)
+_NO_INPUT: Mapping[Toolset, object] = MappingProxyType({})

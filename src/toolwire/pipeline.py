@@ -419,17 +419,18 @@ class Pipeline:
             return
         kwargs = ctx.arguments
         tool_context = None
-        if tool.context_parameter is not None:
+        function = tool.function
+        if tool.takes_context:
             tool_context = ToolContext(call.id, tool.name, ctx.thread_id, cancellation)
-            kwargs = {**kwargs, tool.context_parameter: tool_context}
+            function = tool.with_context(tool_context)
         try:
             # The call ends at its deadline or when the caller cancels (nothing to arm if it never waits).
             if tool.is_async:
-                value = await guarded(tool.function(**kwargs), tool.timeout, cancellation)
+                value = await guarded(function(**kwargs), tool.timeout, cancellation)
             elif tool.inline:
-                value = tool.function(**kwargs)
+                value = function(**kwargs)
             else:
-                job = partial(tool.function, **kwargs)
+                job = partial(function, **kwargs)
                 value = await guarded(to_thread.run_sync(job, abandon_on_cancel=True), tool.timeout, cancellation)
         except ToolError as exc:
             ctx.result = ToolResult.failed(

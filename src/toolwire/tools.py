@@ -19,16 +19,21 @@ import functools
 import hashlib
 import inspect
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, overload
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Generic, ParamSpec, Protocol, TypeVar, cast, overload
 
 from .cancellation import Cancellation
+from .envelopes import ToolCall, ToolResult
 from .errors import CallCanceled, UsageError
 from .messages import ToolDefinition
 from .modes import ModeDecision, ModeSource, ToolMode, classify_tool
 from .schema import Signature
 
-__all__ = ["DEFAULT_TIMEOUT", "Cancellation", "Tool", "ToolContext", "Toolbox", "tool"]
+if TYPE_CHECKING:
+    from .store import LedgerEntry
+    from .toolsets import RunScope
+
+__all__ = ["DEFAULT_TIMEOUT", "Cancellation", "Parameters", "Tool", "ToolContext", "Toolbox", "tool"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -90,6 +95,37 @@ class ToolContext:
         self._stopped = True
 
 
+class Parameters(Protocol):
+    """A tool's parameters: their JSON Schema and how a call's arguments are checked.
+
+    `Signature` reads them from a Python function; a tool whose schema comes from elsewhere (a
+    client, a server of tools) gives its own.
+    """
+
+    @property
+    def json_schema(self) -> dict[str, Any]:
+        """The parameters as a JSON Schema object."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """What the tool does, when its definition says (else empty)."""
+        ...
+
+    @property
+    def injected(self) -> Mapping[str, type]:
+        """Parameters the runtime fills in (e.g. a `ToolContext`), by name; not in the schema."""
+        ...
+
+    def validate(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Return the arguments as keyword arguments for the function.
+
+        Raises:
+            InvalidArguments: With one problem per bad, missing or unexpected argument.
+        """
+        ...
+
+
 class Tool(Generic[P, R]):
     """A function the model can call, with its schema, mode and execution options.
 
@@ -113,7 +149,13 @@ class Tool(Generic[P, R]):
         inline: bool = False,
         idempotent: bool = False,
         mode_fallback: ToolMode = ToolMode.EXTERNAL,
+        parameters: Parameters | None = None,
     ) -> None:
+        """Make `function` a tool (`@tool` and `Toolbox.tool` call this).
+
+        `parameters`, when given, describes and checks the arguments instead of `function`'s
+        signature (for a tool whose schema comes from elsewhere, e.g. a client).
+        """
         if not callable(function) or isinstance(function, type):
             raise UsageError(f"@tool needs a function, got {function!r:.80}")
         name = name or str(getattr(function, "__name__", ""))
@@ -129,7 +171,7 @@ class Tool(Generic[P, R]):
         except ValueError:
             choices = ", ".join(m.value for m in ToolMode)
             raise UsageError(f"tool '{name}': mode {mode!r} is not one of {choices}") from None
-        signature = Signature.of(function, name=name, injected_types=(ToolContext,))
+        signature = parameters or Signature.of(function, name=name, injected_types=(ToolContext,))
         functools.update_wrapper(self, function)
         self.function = function
         """The wrapped function."""
@@ -149,10 +191,21 @@ class Tool(Generic[P, R]):
         """Running a call twice has the effect of running it once; retries are safe."""
         self.is_async = is_async
         """The function is a coroutine function."""
-        self.signature = signature
+        self.signature: Parameters = signature
         """The parameters' validator and JSON Schema."""
         self.context_parameter: str | None = next(iter(signature.injected), None)
         """The parameter that receives the `ToolContext`, if the function declares one."""
+        self.takes_context = self.context_parameter is not None
+        """A call gets its `ToolContext` (see `with_context`)."""
+
+    def with_context(self, context: ToolContext) -> Callable[..., R]:
+        """The function to call with a call's validated arguments, given the call's context.
+
+        The pipeline calls it for a tool that `takes_context`; by default the context goes to
+        `context_parameter`. A subclass may hand it over otherwise.
+        """
+        assert self.context_parameter is not None
+        return functools.partial(self.function, **{self.context_parameter: context})
 
     @property
     def mode(self) -> ToolMode:
@@ -378,3 +431,45 @@ class Toolbox:
         if self._anthropic is None:
             self._anthropic = [item.to_anthropic() for item in self._tools.values()]
         return self._anthropic
+
+    # -- the `Toolset` protocol (`toolwire.toolsets`): a toolbox binds to itself ---------------
+
+    async def setup(self) -> None:
+        """Nothing to open: function tools hold no connection."""
+
+    async def teardown(self) -> None:
+        """Nothing to close."""
+
+    async def bind(self, scope: RunScope) -> Toolbox:
+        """The toolbox itself: its tools are the same in every run."""
+        return self
+
+    def instructions(self) -> Sequence[str]:
+        """Function tools add nothing to the system prompt."""
+        return ()
+
+    def tools(self) -> Toolbox:
+        """The toolbox itself."""
+        return self
+
+    def answer(self, call: ToolCall) -> ToolResult | None:
+        """None: every call runs its tool."""
+        return None
+
+    def remote(self, call: ToolCall) -> None:
+        """None: function tools run in process."""
+        return None
+
+    async def after_batch(self, calls: Sequence[ToolCall], results: Sequence[ToolResult]) -> None:
+        """Nothing to apply."""
+
+    def resume(self, entries: Sequence[LedgerEntry]) -> Collection[str]:
+        """None: a function tool is never run twice (its open calls end Canceled by `system`)."""
+        return ()
+
+    async def end_run(self) -> None:
+        """Nothing was held for the run."""
+
+    def saved_result(self, entry: LedgerEntry) -> ToolResult | None:
+        """None: function tools save no answers."""
+        return None

@@ -10,8 +10,8 @@ consent, invoke timeouts and disconnection strategies.
 | `patterns` | which regular expressions are safe to accept (no catastrophic backtracking) |
 | `state` | `ClientState`: a thread's groups, expansion, hidden tools and context; what the model is offered |
 | `channel` | `ClientChannel`, `ClientHub` (request/response correlation), disconnection strategies, config |
-| `session` | `ClientSession`: a thread's client tools during one run of the loop |
-| `batch` | the loop's client-tool steps: a run's client input, opening its session, running its batches |
+| `toolset` | `ClientToolset`: the client tools as a toolset (`toolwire.toolsets`), fed by a run's `ClientInput` |
+| `session` | `ClientSession`: a thread's client tools during one run, the toolset's binding (`BoundToolset`) |
 
 The names below load on first use: the definitions bring pydantic models and jsonschema-rs.
 """
@@ -28,6 +28,8 @@ from .channel import ConsentChannel as ConsentChannel
 from .channel import FailFast as FailFast
 from .channel import FallbackMessage as FallbackMessage
 from .channel import RetryWithBackoff as RetryWithBackoff
+from .toolset import ClientInput as ClientInput
+from .toolset import ClientToolset as ClientToolset
 
 if TYPE_CHECKING:
     from .definitions import Augmentation as Augmentation
@@ -61,12 +63,14 @@ __all__ = [
     "BinaryContent",
     "ClientChannel",
     "ClientHub",
+    "ClientInput",
     "ClientSkill",
     "ClientTool",
     "ClientToolGroup",
     "ClientToolRequest",
     "ClientToolResponse",
     "ClientToolsConfig",
+    "ClientToolset",
     "ConsentChannel",
     "ContextItem",
     "FailFast",

@@ -53,6 +53,7 @@ __all__ = [
     "ClientToolsConfig",
     "ConsentChannel",
     "DisconnectionStrategy",
+    "DurableChannel",
     "FailFast",
     "FallbackMessage",
     "RetryWithBackoff",
@@ -87,6 +88,20 @@ class ConsentChannel(Protocol):
 
     async def consent(self, request: ConsentRequest) -> bool | ConsentAnswer:
         """Ask the client's user whether the call may run."""
+        ...
+
+
+@runtime_checkable
+class DurableChannel(Protocol):
+    """A channel that keeps each request durably and marks its call DISPATCHED in the same write.
+
+    The WebSocket server's outbox does (it replays a request until it is acknowledged): the
+    client toolset then does not write DISPATCHED again, in a transaction of its own.
+    """
+
+    @property
+    def records_dispatch(self) -> bool:
+        """True: a request sent here has its call marked DISPATCHED already."""
         ...
 
 
@@ -260,6 +275,7 @@ class ClientHub:
         self._attached: dict[str, anyio.Event] = {}
         self._pending: dict[str, _Pending] = {}
         self._consenting: set[str] = set()
+        self._durable: set[str] = set()
         self._left: dict[str, float] = {}
         """Threads whose client left, and when (`time.monotonic()`), until one attaches again."""
         self._refusals = _RefusalLog()
@@ -267,6 +283,10 @@ class ClientHub:
     def channel(self, thread_id: str) -> ClientChannel | None:
         """The client attached to the thread now, if any."""
         return self._channels.get(thread_id)
+
+    def records_dispatch(self, thread_id: str) -> bool:
+        """True when the thread's client is a `DurableChannel` that marks its calls DISPATCHED itself."""
+        return thread_id in self._durable
 
     @property
     def consenting(self) -> set[str]:
@@ -280,6 +300,10 @@ class ClientHub:
             self._consenting.add(thread_id)
         else:
             self._consenting.discard(thread_id)
+        if isinstance(channel, DurableChannel) and channel.records_dispatch:
+            self._durable.add(thread_id)
+        else:
+            self._durable.discard(thread_id)
         self._left.pop(thread_id, None)
         if (event := self._attached.pop(thread_id, None)) is not None:
             event.set()
@@ -289,6 +313,7 @@ class ClientHub:
         if self._channels.get(thread_id) is channel:
             del self._channels[thread_id]
             self._consenting.discard(thread_id)
+            self._durable.discard(thread_id)
             self._left[thread_id] = time.monotonic()
         for pending in self._pending.values():
             if pending.thread_id == thread_id and pending.channel is channel and pending.response is None:

@@ -1,29 +1,39 @@
-"""`ClientSession`: a thread's client tools during one run.
+"""`ClientSession`: a thread's client tools during one run, bound to the loop as a toolset.
 
 It loads the thread's `ClientState` from the store, applies the run's registration, offers the
-model the server tools plus the client surface (containers, expanded tools, instructions), answers
-container calls itself, turns client tool calls into requests through the `ClientHub`, applies
-augmentations after each batch, and saves the state whenever it changed.
+model the client surface (containers, expanded tools, instructions), answers container calls
+itself, turns client tool calls into requests through the `ClientHub`, applies augmentations
+after each batch, and saves the state whenever it changed (`BoundToolset`, see `toolwire.toolsets`).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Protocol
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 import anyio
 
-from ..envelopes import ToolResult
-from ..errors import EnvelopeError, InvalidArguments, RegistrationError
+from ..envelopes import ToolCall, ToolResult
+from ..errors import ClientDisconnected, EnvelopeError, InvalidArguments, RegistrationError
 from ..messages import ToolDefinition
-from ..modes import ToolMode, classify_tool
 from ..protocol import ToolUseResult, tool_result
 from ..protocol.results import answer_from_json
 from ..store import CallState, ClientStateStore, LedgerEntry, ThreadStore
 from ..tools import Tool, Toolbox, ToolContext
-from .channel import ClientHub, ClientToolsConfig, FailFast, FallbackMessage, RetryWithBackoff, new_request_id
+from ..toolsets import RemoteCall
+from ..toolsets.collapsed import collapsed_refusal
+from .channel import (
+    ClientChannel,
+    ClientHub,
+    ClientToolsConfig,
+    FailFast,
+    FallbackMessage,
+    RetryWithBackoff,
+    new_request_id,
+)
 from .definitions import (
     Augmentation,
     ClientTool,
@@ -39,14 +49,32 @@ __all__ = ["ClientSession", "ClientToolProxy", "SessionStore"]
 
 _log = logging.getLogger("toolwire.client_tools")
 
-_CONTEXT: Final = "__toolwire_context__"
-"""The keyword the pipeline passes the call's `ToolContext` under (never a schema property)."""
+_SENT = (CallState.DISPATCHED, CallState.ANSWERED)
+
+
+class _ClientParameters:
+    """A client tool's parameters: the schema its client registered, checked by its compiled validator."""
+
+    __slots__ = ("_validator", "description", "injected", "json_schema")
+
+    def __init__(self, definition: ClientTool, validator: ArgumentValidator) -> None:
+        self.json_schema: dict[str, Any] = definition.parameters_schema
+        self.description: str = definition.description
+        self.injected: Mapping[str, type] = {}
+        self._validator = validator
+
+    def validate(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Check the arguments against the client's schema (compiled at registration)."""
+        if problems := self._validator.problems(arguments):
+            raise InvalidArguments(tool, problems)
+        return dict(arguments)
 
 
 class ClientToolProxy(Tool[..., Awaitable[ToolResult]]):
     """A client tool as the pipeline sees it; running it sends a request to the client.
 
-    It is validated against the client's schema, classified, permitted and filtered like any tool.
+    It is validated against the client's schema, classified (a client cannot declare a mode: only
+    the name's pattern can raise it above `external`), permitted and filtered like any tool.
     """
 
     is_client = True
@@ -54,36 +82,25 @@ class ClientToolProxy(Tool[..., Awaitable[ToolResult]]):
     def __init__(
         self, definition: ClientTool, validator: ArgumentValidator, session: ClientSession, timeout: float
     ) -> None:
-        # Not `Tool.__init__`: there is no Python function to inspect; the client gave the schema.
         self.definition = definition
-        self.function = self._call
-        self.name = self.__name__ = definition.name
-        self.description = definition.description
-        # A client cannot declare a mode: only the name's pattern can raise it above `external`.
-        self.mode_decision = classify_tool(definition.name, fallback=ToolMode.EXTERNAL)
-        self.timeout = timeout
-        self.requires_permission = definition.requires_permission
-        self.inline = False
-        self.idempotent = False
-        self.is_async = True
-        self.context_parameter = _CONTEXT
-        self._validator = validator
+        """The tool as its client registered it."""
         self._session = session
+        super().__init__(
+            self._send,
+            name=definition.name,
+            description=definition.description,
+            timeout=timeout,
+            requires_permission=definition.requires_permission,
+            parameters=_ClientParameters(definition, validator),
+        )
+        self.takes_context = True  # the call's id correlates the request with the ledger
 
-    @property
-    def parameters_schema(self) -> dict[str, Any]:
-        """The JSON Schema the client registered."""
-        return self.definition.parameters_schema
+    def with_context(self, context: ToolContext) -> Callable[..., Awaitable[ToolResult]]:
+        """Send the call under its id (the arguments stay the client's, whatever their names)."""
+        return functools.partial(self._send, context.call_id)
 
-    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Check the arguments against the client's schema (compiled at registration)."""
-        if problems := self._validator.problems(arguments):
-            raise InvalidArguments(self.name, problems)
-        return dict(arguments)
-
-    async def _call(self, **arguments: Any) -> ToolResult:
-        context: ToolContext = arguments.pop(_CONTEXT)
-        return await self._session.invoke(self, context.call_id, arguments)
+    async def _send(self, call_id: str, /, **arguments: Any) -> ToolResult:
+        return await self._session.invoke(self, call_id, arguments)
 
 
 class SessionStore(ClientStateStore, ThreadStore, Protocol):
@@ -102,21 +119,26 @@ class ClientSession:
         hub: ClientHub,
         config: ClientToolsConfig,
         store: SessionStore,
-        server: Toolbox,
+        reserved: Collection[str] = (),
+        dispatched: Callable[[str], Awaitable[None]] | None = None,
+        channel: ClientChannel | None = None,
     ) -> None:
         self.thread_id = thread_id
         self.state = state
         self.hub = hub
         self.config = config
         self.store = store
-        self.server = server
+        self.reserved = frozenset(reserved)
+        """The names of the other toolsets' tools: client tools cannot shadow them."""
+        self._dispatched_hook = dispatched
+        self._channel = channel
         self.failed_fast: str | None = None
         """The tool whose call found the client gone under `FailFast`: the run must end."""
         self.request_ids: dict[str, str] = {}
         """Call id → the request id recorded in the ledger for it (write-ahead, before sending)."""
         self._resumed: dict[str, LedgerEntry] = {}
         self._asked: dict[str, str] = {}
-        """Call id → the request id asked of the hub, until the call is settled (`finish_batch`)."""
+        """Call id → the request id asked of the hub, until the call is settled (`after_batch`)."""
         self.redefined: set[str] = set()
         """Client tools whose description, schema or permission changed with this run's registration:
         consent given for the old definition does not carry over (the loop revokes the grants)."""
@@ -136,12 +158,26 @@ class ClientSession:
         hub: ClientHub,
         config: ClientToolsConfig,
         store: SessionStore,
-        server: Toolbox,
+        reserved: Collection[str] = (),
         groups: Sequence[ClientToolGroup] = (),
         expanded: Iterable[str] = (),
         reset: bool = False,
+        dispatched: Callable[[str], Awaitable[None]] | None = None,
+        channel: ClientChannel | None = None,
     ) -> ClientSession:
         """Load the thread's client state and apply the run's registration to it.
+
+        Args:
+            thread_id: The thread.
+            hub: Where the thread's client is attached.
+            config: The agent's client tool options.
+            store: Where the thread's client state lives.
+            reserved: The names of the other toolsets' tools (a client tool cannot shadow them).
+            groups: The groups the run registers.
+            expanded: Groups to offer expanded from the start.
+            reset: Forget the stored client state first.
+            dispatched: Marks a call DISPATCHED in the ledger (see `RunScope.dispatched`).
+            channel: The run's own channel: attached to the hub until `end_run`.
 
         Raises:
             RegistrationError: The registration was refused; the stored state is unchanged.
@@ -153,13 +189,13 @@ class ClientSession:
         if saved is not None:
             try:
                 state = ClientState.from_dict(saved, collapse=config.collapse_client_tools)
-                validators = cls._check(state.groups.values(), (), server, config)
+                validators = cls._check(state.groups.values(), (), reserved, config)
             except RegistrationError as exc:
                 _log.warning("dropped the stored client tools of thread %s: %s", thread_id, exc)
                 state, saved = ClientState(collapse=config.collapse_client_tools), None
         changed: set[str] = set()
         if groups or expanded:
-            validators.update(cls._check(groups, tuple(state.groups.values()), server, config))
+            validators.update(cls._check(groups, tuple(state.groups.values()), reserved, config))
             before = {tool.name: tool for group in state.groups.values() for tool in group.tools}
             changed = {
                 tool.name
@@ -171,7 +207,17 @@ class ClientSession:
             if unknown := [name for name in expanded if name not in names]:
                 raise RegistrationError(f"expanded_containers names unknown group(s): {', '.join(unknown)}")
             state.register(groups, expanded=expanded)
-        session = cls(thread_id, state, validators, hub=hub, config=config, store=store, server=server)
+        session = cls(
+            thread_id,
+            state,
+            validators,
+            hub=hub,
+            config=config,
+            store=store,
+            reserved=reserved,
+            dispatched=dispatched,
+            channel=channel,
+        )
         session.redefined = changed
         if reset or groups or expanded:
             await session.save()
@@ -181,79 +227,87 @@ class ClientSession:
     def _check(
         groups: Iterable[ClientToolGroup],
         existing: Sequence[ClientToolGroup],
-        server: Toolbox,
+        reserved: Collection[str],
         config: ClientToolsConfig,
     ) -> dict[str, ArgumentValidator]:
         return validate_groups(
             list(groups),
             existing=existing,
-            server_tools=server.names,
+            server_tools=list(reserved),
             check_schemas=config.validate_schema_on_registration,
         )
 
-    # -- what the model sees -------------------------------------------------------------------
+    # -- what the model sees (`BoundToolset`) ---------------------------------------------------
 
-    @property
-    def toolbox(self) -> Toolbox:
-        """The server's tools and the client tools offered now (rebuilt after each change)."""
+    def tools(self) -> Toolbox:
+        """The client tools offered now (a new `Toolbox` after each change)."""
         if self._toolbox is None:
-            proxies = [
+            self._toolbox = Toolbox(
                 ClientToolProxy(tool, self._validators[tool.name], self, self.config.invoke_timeout)
                 for tool in self.state.offered_tools()
-            ]
-            self._toolbox = Toolbox([*self.server, *proxies], mode_fallback=self.server.mode_fallback)
+            )
         return self._toolbox
 
     def definitions(self) -> tuple[ToolDefinition, ...]:
-        """The tools a model request offers: server tools, client tools, then containers."""
+        """The tools a model request offers: the client tools, then the containers."""
         if self._definitions is None:
             containers = tuple(container.definition() for container in self.state.offered_containers())
-            self._definitions = self.toolbox.definitions() + containers
+            self._definitions = self.tools().definitions() + containers
         return self._definitions
 
-    def system_prompt(self, instructions: str) -> str:
-        """The agent's instructions followed by what the client state adds."""
-        parts = self.state.instructions(self.config.client_tools_instructions)
-        return "\n\n".join(part for part in (instructions, *parts) if part)
+    def instructions(self) -> list[str]:
+        """What the client state adds to the system prompt (the expanded groups' prompts, context)."""
+        return self.state.instructions(self.config.client_tools_instructions)
 
     # -- calls the runtime answers -------------------------------------------------------------
 
-    def answer(self, call_id: str, name: str) -> ToolResult | None:
+    def answer(self, call: ToolCall) -> ToolResult | None:
         """Answer a call the runtime handles itself, or None for the pipeline.
 
         A container call expands its group (or activates its skill); a call of a client tool
         whose group is collapsed is refused with a pointer to the container.
         """
-        if name in self.server:
+        name = call.name
+        if name in self.reserved:
             return None
         if (container := self.state.containers().get(name)) is not None:
             self.state.activate(container)
             self._changed()
-            return ToolResult.ok(call_id, container.expansion_text(self.state.hidden))
-        if name in self.toolbox or name in self.state.hidden:
+            return ToolResult.ok(call.id, container.expansion_text(self.state.hidden))
+        if name in self.tools() or name in self.state.hidden:
             return None
         if (group := self.state.group_of(name)) is not None:
-            message = (
-                f"'{name}' belongs to the client tool group '{group.name}', which is collapsed; "
-                f"call '{container_name(group.name)}' first to make its tools available."
-            )
-            return ToolResult.failed(call_id, message, code="unknown_tool")
+            return collapsed_refusal(call, f"the client tool group '{group.name}'", container_name(group.name))
         return None
 
     # -- client calls --------------------------------------------------------------------------
 
-    def resume(self, entries: Iterable[LedgerEntry]) -> None:
-        """Client calls a stopped process left open, about to run again through the pipeline.
+    def remote(self, call: ToolCall) -> RemoteCall | None:
+        """The request id and deadline of a client call, for its ledger entry (before it is sent)."""
+        proxy = self.tools().get(call.name)
+        if proxy is None:
+            return None
+        request_id = new_request_id()
+        self.request_ids[call.id] = request_id
+        return RemoteCall(request_id=request_id, deadline=time.time() + proxy.timeout)
+
+    def resume(self, entries: Sequence[LedgerEntry]) -> list[str]:
+        """Take the client calls a stopped process left open: they run again through the pipeline.
 
         A call that was sent (DISPATCHED) is asked for again with the same request id until its
         stored deadline, unless its answer was saved (ANSWERED): that answer is its outcome. A
         call never sent goes out as a new request under the same request id.
         """
+        taken: list[str] = []
         for entry in entries:
+            if entry.execution != "client":
+                continue
+            taken.append(entry.call.id)
             if entry.request_id is not None:
                 self.request_ids[entry.call.id] = entry.request_id
-            if entry.state in (CallState.DISPATCHED, CallState.ANSWERED):
+            if entry.state in _SENT:
                 self._resumed[entry.call.id] = entry
+        return taken
 
     async def invoke(self, proxy: ClientToolProxy, call_id: str, arguments: dict[str, Any]) -> ToolResult:
         """Send one call to the client and turn its response (or its absence) into a result."""
@@ -332,24 +386,28 @@ class ClientSession:
             # A channel that keeps its requests durably (the WebSocket server's outbox) marks the
             # call DISPATCHED in the transaction that saved the request: writing it again would
             # only repeat it, in a transaction of its own.
-            if getattr(self.hub.channel(self.thread_id), "records_dispatch", False) is True:
+            if self.hub.records_dispatch(self.thread_id):  # a `DurableChannel`
                 return
-            await self.store.set_call_state(self.thread_id, call_id, CallState.DISPATCHED)
+            if self._dispatched_hook is not None:
+                await self._dispatched_hook(call_id)
 
         return record
 
-    async def finish_batch(self, call_ids: Sequence[str]) -> None:
+    async def after_batch(self, calls: Sequence[ToolCall], results: Sequence[ToolResult]) -> None:
         """Apply the augmentations of this batch's responses and save the state if it changed.
 
         Augmentations apply in the calls' order; expansions by container calls count as changes.
-
         Each augmentation is validated like a registration and applied whole, or refused whole
-        (logged and kept in `refusals`); it cannot touch server tools.
+        (logged and kept in `refusals`); it cannot touch the other toolsets' tools.
+
+        Raises:
+            ClientDisconnected: A call found the client gone under `FailFast`: the run ends (the
+                calls have their results).
         """
-        for call_id in call_ids:
-            if (request_id := self._asked.pop(call_id, None)) is not None:
+        for call in calls:
+            if (request_id := self._asked.pop(call.id, None)) is not None:
                 self.hub.forget(request_id)  # settled: a late answer is refused, and kept nowhere
-            if (augmentation := self._augmentations.pop(call_id, None)) is None:
+            if (augmentation := self._augmentations.pop(call.id, None)) is None:
                 continue
             try:
                 self._apply(augmentation)
@@ -358,9 +416,22 @@ class ClientSession:
                 self.refusals.append(str(exc))
         if self._dirty:
             await self.save()
+        if self.failed_fast is not None:
+            # Name the first such call in the model's order (the calls of a batch fail together).
+            name = next(
+                (
+                    call.name
+                    for call, result in zip(calls, results, strict=True)
+                    if result.error_code == "client_disconnected"
+                ),
+                self.failed_fast,
+            )
+            raise ClientDisconnected(
+                f"the client of thread {self.thread_id} is gone; '{name}' could not run (FailFast)"
+            )
 
     def _apply(self, augmentation: Augmentation) -> None:
-        state, server = self.state, self.server
+        state, server = self.state, self.reserved
         if touched := [name for name in (*augmentation.hide_tools, *augmentation.show_tools) if name in server]:
             raise RegistrationError(f"an augmentation cannot hide or show the server tool '{touched[0]}'")
         kept = [group for name, group in state.groups.items() if name not in augmentation.remove_tool_groups]
@@ -373,8 +444,10 @@ class ClientSession:
         self._validators.update(validators)
         self._changed()
 
-    def close(self) -> None:
-        """The run ended (or stopped): forget its requests still known to the hub."""
+    async def end_run(self) -> None:
+        """The run ended (or stopped): detach its channel, forget its requests still known to the hub."""
+        if self._channel is not None:
+            self.hub.detach(self.thread_id, self._channel)
         for request_id in self._asked.values():
             self.hub.forget(request_id)
         self._asked.clear()

@@ -17,16 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 from ..errors import RegistrationError
 from ..messages import ToolDefinition
+from ..toolsets.collapsed import EMPTY_PARAMETERS, container_definition, expansion_text
 from .definitions import Augmentation, ClientSkill, ClientTool, ClientToolGroup, ContextItem, container_name
 
 __all__ = ["EMPTY_PARAMETERS", "ClientState", "Container"]
-
-EMPTY_PARAMETERS: Final[Mapping[str, Any]] = {"type": "object", "properties": {}}
-"""The parameters of a container tool: it takes none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,17 +47,15 @@ class Container:
     def definition(self) -> ToolDefinition:
         """The container as the model is offered it."""
         owner = self.group if self.skill is None else self.skill
-        described = f"{owner.description} " if owner.description else ""
-        return ToolDefinition(self.tool_name, f"{described}({len(self.tools)} tools)", EMPTY_PARAMETERS)
+        return container_definition(self.tool_name, owner.description, len(self.tools))
 
     def expansion_text(self, hidden: Iterable[str] = ()) -> str:
         """The result of calling it: "{Name} expanded. Available functions: A, B" and the function result."""
         hidden = set(hidden)
-        names = ", ".join(name for name in self.tools if name not in hidden)
+        names = [name for name in self.tools if name not in hidden]
         owner = self.group if self.skill is None else self.skill
         verb = "expanded" if self.skill is None else "skill activated"
-        text = f"{owner.name} {verb}. Available functions: {names}"
-        return f"{text}\n\n{owner.function_result}" if owner.function_result else text
+        return expansion_text(owner.name, names, owner.function_result, verb=verb)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -452,7 +452,7 @@ class ServerConversation:
 
 
 class _Channel:
-    """The conversation as the agent's `ClientHub` sees it (`ClientChannel`, `ConsentChannel`)."""
+    """The conversation as the agent's `ClientHub` sees it (`ClientChannel`, `ConsentChannel`, `DurableChannel`)."""
 
     records_dispatch = True
     """A request sent here is durably in the outbox (replayed until acknowledged), and its call
