@@ -96,7 +96,7 @@ from toolwire.protocol import (
     RunStatus,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
     encode,
 )
 
@@ -155,7 +155,7 @@ def make_agent(store: Any) -> Any:
     from toolwire.client_tools import ClientToolsConfig
     from toolwire.client_tools.channel import new_request_id
     from toolwire.client_tools.definitions import ClientToolRequest
-    from toolwire.messages import UserMessage as TranscriptUser
+    from toolwire.messages import UserMessage
     from toolwire.models import ModelRequest
     from toolwire.protocol.results import tool_result
     from toolwire.store import LedgerEntry
@@ -209,7 +209,7 @@ def make_agent(store: Any) -> Any:
             await anyio.Path(path).write_bytes(samples.tobytes())
 
     async def script(request: ModelRequest) -> Any:
-        prompt = next(m for m in reversed(request.messages) if isinstance(m, TranscriptUser)).content
+        prompt = next(m for m in reversed(request.messages) if isinstance(m, UserMessage)).content
         words = str(prompt).split()
         if words[0] == "hub":
             await hub_calls(words[2], int(words[1]), words[3])
@@ -552,7 +552,7 @@ class ToolClient:
         """Send a UserMessage and serve client tool requests until the run finishes."""
         self.arrivals = array.array("q")
         self.work = array.array("q")
-        await self.socket.send(self.connection.send(UserMessage(id="u_" + secrets.token_hex(6), content=prompt)))
+        await self.socket.send(self.connection.send(UserMessageBody(id="u_" + secrets.token_hex(6), content=prompt)))
         await self._pump()
 
     async def _pump(self, *, registration: bool = False) -> None:

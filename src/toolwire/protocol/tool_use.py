@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, Self, cast
 
 from ..envelopes import ResultType
-from .conversation import without_none
-from .errors import ErrorCode, ProtocolError
+from .error_codes import ErrorCode, ProtocolError
+from .published import without_none
 from .wire import Fields, MessageType
 
 __all__ = ["DEFAULT_TIMEOUT_MS", "Execution", "ToolUseRequest", "ToolUseResult"]
