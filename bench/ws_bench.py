@@ -229,17 +229,17 @@ def _uvicorn_config(app: Any, loop: str) -> Any:
     """`toolwire serve`'s `uvicorn.Config` (serve.py), with the event loop chosen explicitly."""
     import uvicorn
 
-    from toolwire.server import serve as serve_module
+    from toolwire.server.serve import KEEPALIVE_SECONDS, MAX_FRAME_BYTES, SHUTDOWN_SECONDS
 
     return uvicorn.Config(
         app,
-        ws_max_size=serve_module.MAX_FRAME_BYTES,
-        ws_ping_interval=serve_module.KEEPALIVE_SECONDS,
-        ws_ping_timeout=serve_module.KEEPALIVE_SECONDS,
+        ws_max_size=MAX_FRAME_BYTES,
+        ws_ping_interval=KEEPALIVE_SECONDS,
+        ws_ping_timeout=KEEPALIVE_SECONDS,
         ws_per_message_deflate=False,
         lifespan="off",
         log_level="info",
-        timeout_graceful_shutdown=serve_module.SHUTDOWN_SECONDS,
+        timeout_graceful_shutdown=SHUTDOWN_SECONDS,
         loop=loop,
     )
 
