@@ -453,7 +453,7 @@ def sample_frames() -> tuple[bytes, bytes]:
     request = ToolUseRequest(
         id="req_" + secrets.token_hex(16),
         tool_name=TOOL,
-        parameters=dict(TOOL_ARGUMENTS),
+        arguments=dict(TOOL_ARGUMENTS),
         execution="client",
         timeout_ms=60_000,
         call_id="call_1234",
@@ -570,7 +570,7 @@ class ToolClient:
                 message = envelope.message
                 if type(message) is ToolUseRequest and message.execution == "client":
                     arrivals.append(now)
-                    result = ToolUseResult(id=message.id, success=True, result={"value": message.parameters["text"]})
+                    result = ToolUseResult(id=message.id, success=True, result={"value": message.arguments["text"]})
                     await socket_.send(connection.send(result))
                     work.append(clock() - now)
                     if window is not None:

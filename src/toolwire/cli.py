@@ -418,7 +418,7 @@ def _show(event: object, out: TextIO) -> None:
         case ServerToolResult(result=result):
             print(f"  <- {result.type.name}{'' if result.success else ': ' + str(result.error)}", file=out)
         case ClientToolCall(request=request, result=result, duration_ms=ms):
-            arguments = json.dumps(request.parameters, ensure_ascii=False)
+            arguments = json.dumps(request.arguments, ensure_ascii=False)
             print(f"  -> {request.tool_name} {arguments}  [{request.mode or '?'}, client]", file=out)
             outcome = "SUCCESS" if result.success else f"{result.error_code}: {result.error_message}"
             print(f"  <- {outcome} in {ms:.0f} ms", file=out)

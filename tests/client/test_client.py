@@ -53,7 +53,7 @@ async def test_send_streams_text_and_tool_activity_and_ends_at_run_finished(serv
     text = "".join(event.text for event in events if isinstance(event, AnswerText))
     [executed] = [event for event in events if isinstance(event, ClientToolCall)]
     assert text == "Done: opened config.toml"
-    assert (executed.tool_name, executed.request.parameters, executed.result.success) == (
+    assert (executed.tool_name, executed.request.arguments, executed.result.success) == (
         "OpenFile",
         {"path": "config.toml"},
         True,

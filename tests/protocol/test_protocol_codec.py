@@ -245,7 +245,7 @@ def test_conversation_id_only_in_the_body_is_taken():
 def test_request_arguments_and_message_id_dialect():
     body = {"id": "r1", "messageId": "m7", "toolName": "Open", "arguments": {"path": "a"}, "execution": "client"}
     message = decode(_frame(body, type=6, stanzaId=-1)).message
-    assert message == ToolUseRequest(id="r1", tool_name="Open", parameters={"path": "a"}, execution="client")
+    assert message == ToolUseRequest(id="r1", tool_name="Open", arguments={"path": "a"}, execution="client")
     assert "arguments" not in message.to_body() and message.to_body()["parameters"] == {"path": "a"}
 
 

@@ -44,7 +44,7 @@ EVERY_MESSAGE: list[MessageBody] = [
     ErrorMessage(id="e1", code=105, message="bad", severity=Severity.ERROR, recoverable=True, originating_id=4),
     UserMessageBody(id="m1", content="hi", previous_id="m0"),
     AssistantMessageBody(id="m2", content="hello"),
-    ToolUseRequest(id="r1", tool_name="Open", parameters={"p": 1}, execution="either", timeout_ms=10, mode="read"),
+    ToolUseRequest(id="r1", tool_name="Open", arguments={"p": 1}, execution="either", timeout_ms=10, mode="read"),
     ToolUseResult(id="r1", success=True, result={"n": [1, 2.5, None, b"\x00"]}, needs_followup=True),
     ToolUseResult(id="r2", success=False, error_code="x", error_message="y", result_type=2, terminal=True, message="m"),
     Acknowledgement(acknowledged_stanza_id=-9),

@@ -50,7 +50,7 @@ async def test_a_client_registers_chats_and_executes_its_tool(server: Server) ->
     async with peer(server.url) as client:
         request = await chat_until_client_request(client)
         expected = ("OpenFile", {"path": "config.toml"}, "c_open")
-        assert (request.tool_name, request.parameters, request.call_id) == expected
+        assert (request.tool_name, request.arguments, request.call_id) == expected
         await client.send(ToolUseResult(id=request.id, success=True, result={"value": "opened config.toml"}))
         finished = await client.until(MessageType.RUN_STATUS, status="finished")
     assert isinstance(finished.message, RunStatus)

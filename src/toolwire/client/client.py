@@ -151,7 +151,7 @@ class Client:
     def tool(self, name: str | Handler | None = None, /, *, timeout: float | None = None) -> Any:
         """Register a handler: `@client.tool`, `@client.tool("OpenFile")` or `@client.tool("X", timeout=5)`.
 
-        The function gets the request's parameters as keyword arguments and is returned unchanged.
+        The function gets the request's arguments as keyword arguments and is returned unchanged.
         `timeout` (seconds) applies when it is shorter than the request's `timeoutMs`.
         """
         if callable(name):
@@ -287,7 +287,7 @@ class Client:
                 self._remember(self._mirrored, request.id, request.tool_name)
                 self._emit(
                     ServerToolCall(
-                        id=request.id, tool_name=request.tool_name, arguments=request.parameters, mode=request.mode
+                        id=request.id, tool_name=request.tool_name, arguments=request.arguments, mode=request.mode
                     )
                 )
             case ToolUseRequest() as request:  # "client", and "either" (it came to us: run it here)

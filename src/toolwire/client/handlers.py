@@ -39,7 +39,7 @@ from ..protocol import DEFAULT_LIMITS, Envelope, Limits, ToolUseRequest, ToolUse
 __all__ = ["ExecutionLedger", "ExecutionRecord", "Handler", "Handlers", "failure", "success"]
 
 Handler: TypeAlias = Callable[..., Any]
-"""A sync or async function called with the request's parameters as keyword arguments.
+"""A sync or async function called with the request's arguments as keyword arguments.
 
 It returns text, a JSON value, a content item (`TextContent`, `JsonContent`, `BinaryContent`), a
 list of content items, None, or a `ClientToolResponse` (to fail with a message or to augment).
@@ -182,7 +182,7 @@ class Handlers:
 
     async def run(self, request: ToolUseRequest) -> ToolUseResult:
         """Run the request's handler and return the answer; never raises but for cancellation."""
-        name, arguments = request.tool_name, request.parameters
+        name, arguments = request.tool_name, request.arguments
         handler = self._handlers.get(name)
         if handler is None:
             return failure(request.id, "unknown_tool", f"This client has no tool '{name}'.")

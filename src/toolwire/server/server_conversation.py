@@ -320,7 +320,7 @@ class ServerConversation:
             ToolUseRequest(
                 id=request.request_id,
                 tool_name=request.tool_name,
-                parameters=dict(request.arguments),
+                arguments=dict(request.arguments),
                 execution="client",
                 timeout_ms=timeout_ms,
                 call_id=request.call_id,
@@ -508,7 +508,7 @@ class _Relay:
                 mirrored = ToolUseRequest(
                     id=call.id,
                     tool_name=call.name,
-                    parameters=dict(call.arguments),
+                    arguments=dict(call.arguments),
                     execution="server",
                     call_id=call.id,
                     description=server_tools[call.name].description,
@@ -540,7 +540,7 @@ class _Relay:
                     ToolUseRequest(
                         id=call.id,
                         tool_name=call.name,
-                        parameters=dict(call.arguments),
+                        arguments=dict(call.arguments),
                         execution="server",
                         call_id=call.id,
                     )
