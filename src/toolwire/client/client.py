@@ -8,7 +8,7 @@ ToolUseCancel ──► the handler task cancelled, no result sent, ClientToolCa
 ErrorMessage 302 for a result sent ──► ResultRefused
 ToolUseRequest(server), ToolUseResult ──► ServerToolCall, ServerToolResult (mirrored, never run here)
 ConsentRequest ──► consent task ──► ConsentAnswer, ConsentPrompt
-AssistantSentence, RunStatus ──► AnswerText, RunStarted, RunFinished | RunFailed
+AssistantSentence, RunStatus ──► AnswerText, RunStarted, RemoteRunFinished | RunFailed
 RegisterToolsResult ──► the waiting register(); ErrorMessage ──► logged, or RunFailed for our message
 ```
 """
@@ -212,7 +212,7 @@ class Client:
         Yields `RunStarted`, `AnswerText` pieces, `ServerToolCall` / `ServerToolResult`
         (mirrored, never executed here), `ClientToolCall` (what this client answered),
         `ClientToolCanceled` (a call the server settled without this client's result),
-        `ResultRefused`, `ConsentPrompt`, and last `RunFinished`. Client tools and consent prompts are answered
+        `ResultRefused`, `ConsentPrompt`, and last `RemoteRunFinished`. Client tools and consent prompts are answered
         whether or not you iterate. Iterate to the end (or `stop()` the run) before sending the
         next message: a new `send()` ends the iteration of an earlier one.
 

@@ -1,6 +1,6 @@
 """Consent prompts: the client's handler decides, and its answer becomes a ConsentAnswer.
 
-A handler gets the protocol's `ConsentRequest` (`tool_name`, `arguments`, `mode`, `reason`,
+A handler gets the protocol's `ConsentRequestBody` (`tool_name`, `arguments`, `mode`, `reason`,
 `description`, `allow_always`) and returns one of:
 
 | returns | answer |
@@ -8,7 +8,7 @@ A handler gets the protocol's `ConsentRequest` (`tool_name`, `arguments`, `mode`
 | `True` / `False` | allow / deny this call |
 | `(allow, scope)` | with `scope` `"once"` or `"thread"` (every call of this tool in the thread) |
 | `toolwire.policy.ConsentAnswer(allow, reason, scope=...)` | as the local agent's handlers do |
-| `toolwire.protocol.ConsentAnswer` | as it is (its `id` is set to the request's) |
+| `toolwire.protocol.ConsentAnswerBody` | as it is (its `id` is set to the request's) |
 
 Without a handler every call is denied with the reason "no consent handler in this client".
 """
@@ -31,7 +31,7 @@ __all__ = ["ConsentPromptHandler", "NO_HANDLER", "ask"]
 _log = logging.getLogger("toolwire.client")
 
 ConsentPromptHandler: TypeAlias = Callable[[ConsentRequestBody], Any]
-"""A sync or async function of the `ConsentRequest`; sync ones run in a worker thread (they may
+"""A sync or async function of the `ConsentRequestBody`; sync ones run in a worker thread (they may
 prompt in a terminal)."""
 NO_HANDLER = "no consent handler in this client"
 
