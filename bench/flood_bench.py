@@ -50,7 +50,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from toolwire import Agent
-from toolwire.protocol import Configuration, Connection, ErrorMessage, RunStatus, ToolUseResult, UserMessage
+from toolwire.protocol import Configuration, Connection, ErrorMessage, RunStatus, ToolUseResult, UserMessageBody
 from toolwire.store import Store
 from toolwire.testing import FunctionModel
 
@@ -132,7 +132,7 @@ async def neighbour_runs(url: str, count: int) -> list[float]:
     try:
         for n in range(count):
             started = time.perf_counter()
-            await socket.send(connection.send(UserMessage(id=f"u{n}", content="ping")))
+            await socket.send(connection.send(UserMessageBody(id=f"u{n}", content="ping")))
             while True:
                 data = await socket.recv()
                 assert isinstance(data, bytes)

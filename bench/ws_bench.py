@@ -96,7 +96,7 @@ from toolwire.protocol import (
     RunStatus,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
     encode,
 )
 
@@ -155,7 +155,7 @@ def make_agent(store: Any) -> Any:
     from toolwire.client_tools import ClientToolsConfig
     from toolwire.client_tools.channel import new_request_id
     from toolwire.client_tools.definitions import ClientToolRequest
-    from toolwire.messages import UserMessage as TranscriptUser
+    from toolwire.messages import UserMessage
     from toolwire.models import ModelRequest
     from toolwire.protocol.results import tool_result
     from toolwire.store import LedgerEntry
@@ -209,7 +209,7 @@ def make_agent(store: Any) -> Any:
             await anyio.Path(path).write_bytes(samples.tobytes())
 
     async def script(request: ModelRequest) -> Any:
-        prompt = next(m for m in reversed(request.messages) if isinstance(m, TranscriptUser)).content
+        prompt = next(m for m in reversed(request.messages) if isinstance(m, UserMessage)).content
         words = str(prompt).split()
         if words[0] == "hub":
             await hub_calls(words[2], int(words[1]), words[3])
@@ -229,17 +229,17 @@ def _uvicorn_config(app: Any, loop: str) -> Any:
     """`toolwire serve`'s `uvicorn.Config` (serve.py), with the event loop chosen explicitly."""
     import uvicorn
 
-    from toolwire.server import serve as serve_module
+    from toolwire.server.serve import KEEPALIVE_SECONDS, MAX_FRAME_BYTES, SHUTDOWN_SECONDS
 
     return uvicorn.Config(
         app,
-        ws_max_size=serve_module.MAX_FRAME_BYTES,
-        ws_ping_interval=serve_module.KEEPALIVE_SECONDS,
-        ws_ping_timeout=serve_module.KEEPALIVE_SECONDS,
+        ws_max_size=MAX_FRAME_BYTES,
+        ws_ping_interval=KEEPALIVE_SECONDS,
+        ws_ping_timeout=KEEPALIVE_SECONDS,
         ws_per_message_deflate=False,
         lifespan="off",
         log_level="info",
-        timeout_graceful_shutdown=serve_module.SHUTDOWN_SECONDS,
+        timeout_graceful_shutdown=SHUTDOWN_SECONDS,
         loop=loop,
     )
 
@@ -453,7 +453,7 @@ def sample_frames() -> tuple[bytes, bytes]:
     request = ToolUseRequest(
         id="req_" + secrets.token_hex(16),
         tool_name=TOOL,
-        parameters=dict(TOOL_ARGUMENTS),
+        arguments=dict(TOOL_ARGUMENTS),
         execution="client",
         timeout_ms=60_000,
         call_id="call_1234",
@@ -552,7 +552,7 @@ class ToolClient:
         """Send a UserMessage and serve client tool requests until the run finishes."""
         self.arrivals = array.array("q")
         self.work = array.array("q")
-        await self.socket.send(self.connection.send(UserMessage(id="u_" + secrets.token_hex(6), content=prompt)))
+        await self.socket.send(self.connection.send(UserMessageBody(id="u_" + secrets.token_hex(6), content=prompt)))
         await self._pump()
 
     async def _pump(self, *, registration: bool = False) -> None:
@@ -570,7 +570,7 @@ class ToolClient:
                 message = envelope.message
                 if type(message) is ToolUseRequest and message.execution == "client":
                     arrivals.append(now)
-                    result = ToolUseResult(id=message.id, success=True, result={"value": message.parameters["text"]})
+                    result = ToolUseResult(id=message.id, success=True, result={"value": message.arguments["text"]})
                     await socket_.send(connection.send(result))
                     work.append(clock() - now)
                     if window is not None:

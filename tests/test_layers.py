@@ -186,5 +186,5 @@ def test_the_reader_sees_what_a_leak_looks_like() -> None:
     # submodules imported by name (a rule that can never fail protects nothing).
     assert "anyio" in reach("toolwire.loop")
     assert "toolwire.protocol.codec" in reach("toolwire.protocol.connection")
-    assert "toolwire.client.consent" in names("toolwire.client.session")
+    assert "toolwire.client.consent" in names("toolwire.client.client")
     assert "anyio" not in reach("toolwire.envelopes")

@@ -31,8 +31,8 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from . import guard
 from .guard import INTERRUPTED, _Interrupted, asyncio_loop  # pyright: ignore[reportPrivateUsage]
-from .guard import guarded as plain_guarded
 
 if TYPE_CHECKING:
     import asyncio
@@ -98,7 +98,7 @@ async def guarded(
 
     loop = asyncio_loop()
     if loop is None:  # not on asyncio (trio): the plain version
-        return await plain_guarded(coroutine, seconds, cancellation)
+        return await guard.guarded(coroutine, seconds, cancellation)
     deadline = None if seconds is None else loop.time() + seconds
     try:
         step = coroutine.send(None)

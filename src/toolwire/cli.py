@@ -38,7 +38,7 @@ from .terminal import CtrlC, ctrl_c, input_line, read_in_background
 
 if TYPE_CHECKING:
     from .client import Client
-    from .protocol import ConsentRequest as WireConsentRequest
+    from .protocol import ConsentRequestBody
 
 __all__ = ["chat_session", "main", "remote_chat_session"]
 
@@ -359,7 +359,7 @@ async def remote_chat_session(
 
 @asynccontextmanager
 async def _connect(
-    url: str, token: str, thread: str | None, *, on_consent: Callable[[WireConsentRequest], Awaitable[tuple[bool, str]]]
+    url: str, token: str, thread: str | None, *, on_consent: Callable[[ConsentRequestBody], Awaitable[tuple[bool, str]]]
 ) -> AsyncGenerator[Client]:
     """`toolwire.client.connect`, with an unknown `thread` refused as the local chat refuses it."""
     from .client import ConnectionClosed, connect
@@ -407,8 +407,7 @@ def _remote_command(where: str, conversation: str) -> str:
 
 
 def _show(event: object, out: TextIO) -> None:
-    from .client import AnswerText, ClientToolCall, ServerToolCall, ServerToolResult
-    from .client import RunFinished as RemoteRunFinished
+    from .client import AnswerText, ClientToolCall, RemoteRunFinished, ServerToolCall, ServerToolResult
 
     match event:
         case AnswerText(text=text):
@@ -419,7 +418,7 @@ def _show(event: object, out: TextIO) -> None:
         case ServerToolResult(result=result):
             print(f"  <- {result.type.name}{'' if result.success else ': ' + str(result.error)}", file=out)
         case ClientToolCall(request=request, result=result, duration_ms=ms):
-            arguments = json.dumps(request.parameters, ensure_ascii=False)
+            arguments = json.dumps(request.arguments, ensure_ascii=False)
             print(f"  -> {request.tool_name} {arguments}  [{request.mode or '?'}, client]", file=out)
             outcome = "SUCCESS" if result.success else f"{result.error_code}: {result.error_message}"
             print(f"  <- {outcome} in {ms:.0f} ms", file=out)
@@ -434,8 +433,8 @@ def _show(event: object, out: TextIO) -> None:
 
 def _ask_remotely(
     out: TextIO, read: Callable[[str], str | None]
-) -> Callable[[WireConsentRequest], Awaitable[tuple[bool, str]]]:
-    async def ask(request: WireConsentRequest) -> tuple[bool, str]:
+) -> Callable[[ConsentRequestBody], Awaitable[tuple[bool, str]]]:
+    async def ask(request: ConsentRequestBody) -> tuple[bool, str]:
         arguments = json.dumps(request.arguments, ensure_ascii=False)
         choices = "[y]es / [n]o / [a]lways" if request.allow_always else "[y]es / [n]o"
         print(f"\n  ? {request.tool_name} {arguments} ({request.reason}). Allow? {choices}", file=out)

@@ -22,9 +22,9 @@ from .ledger import close_run, run_is_open
 from .messages import AssistantMessage, ToolResultMessage
 from .store.sqlite import SqliteStore
 
-__all__ = ["ConversationSummary", "RunState", "cancel_conversation", "summarize"]
+__all__ = ["ConversationSummary", "LastRunState", "cancel_conversation", "summarize"]
 
-RunState = Literal["answered", "closed", "unfinished", "empty"]
+LastRunState = Literal["answered", "closed", "unfinished", "empty"]
 """How a conversation's last run stands: it answered; it ended without an answer (canceled, a
 limit, closed by an operator); it stopped with the process (the next start resumes it); or it
 has no messages."""
@@ -37,7 +37,7 @@ class ConversationSummary:
     thread_id: str
     principal: str | None
     messages: int
-    run: RunState
+    run: LastRunState
     open_calls: int
     """Calls in the ledger without their result."""
     resume_attempts: int
@@ -50,7 +50,7 @@ async def summarize(store: SqliteStore) -> list[ConversationSummary]:
     for thread_id in await store.thread_ids():
         history = await store.load_messages(thread_id)
         record = await store.load_run(thread_id)
-        run: RunState
+        run: LastRunState
         if not history:
             run = "empty"
         elif run_is_open(history, record):

@@ -176,7 +176,7 @@ def validate_transcript(transcript: Sequence[Message]) -> None:
 
 # -- a fake client ---------------------------------------------------------------------------------
 
-Handler = Callable[[dict[str, Any]], Any]
+FakeHandler = Callable[[dict[str, Any]], Any]
 """Runs a client tool: gets the arguments, returns text, a JSON value or a `ClientToolResponse`
 (sync or async); an exception becomes a failure response with its message."""
 
@@ -218,7 +218,7 @@ class FakeClient:
         self,
         agent: Any,
         *,
-        handlers: Mapping[str, Handler] | None = None,
+        handlers: Mapping[str, FakeHandler] | None = None,
         consent: bool | ConsentAnswer | Callable[[ConsentRequest], bool | ConsentAnswer] = False,
     ) -> None:
         self.hub: ClientHub = agent if isinstance(agent, ClientHub) else agent.clients

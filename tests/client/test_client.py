@@ -15,13 +15,13 @@ from toolwire.client import (
     ConnectionClosed,
     ConsentPrompt,
     RegistrationError,
+    RemoteRunFinished,
     RunFailed,
-    RunFinished,
     ServerToolCall,
     ServerToolResult,
     connect,
 )
-from toolwire.protocol import ConsentRequest
+from toolwire.protocol import ConsentRequestBody
 
 IDE = {"groups": [IDE_GROUP], "expanded_containers": ["IDE"]}
 
@@ -53,12 +53,12 @@ async def test_send_streams_text_and_tool_activity_and_ends_at_run_finished(serv
     text = "".join(event.text for event in events if isinstance(event, AnswerText))
     [executed] = [event for event in events if isinstance(event, ClientToolCall)]
     assert text == "Done: opened config.toml"
-    assert (executed.tool_name, executed.request.parameters, executed.result.success) == (
+    assert (executed.tool_name, executed.request.arguments, executed.result.success) == (
         "OpenFile",
         {"path": "config.toml"},
         True,
     )
-    assert isinstance(events[-1], RunFinished) and events[-1].output == "Done: opened config.toml"
+    assert isinstance(events[-1], RemoteRunFinished) and events[-1].output == "Done: opened config.toml"
 
 
 async def test_mirrored_server_calls_are_reported_and_never_executed(server: Server) -> None:
@@ -113,7 +113,7 @@ async def test_each_failure_is_answered_with_its_code(
     assert answered.result.id == answered.request.id
     assert (answered.result.success, answered.result.error_code) == (False, code)
     assert (answered.result.error_message or "").startswith(message)
-    assert isinstance(events[-1], RunFinished)
+    assert isinstance(events[-1], RemoteRunFinished)
     assert (events[-1].output or "").startswith("Failed (")
 
 
@@ -131,9 +131,9 @@ async def save_file() -> str:
 
 
 async def test_consent_allowed_runs_the_tool(server: Server) -> None:
-    asked: list[ConsentRequest] = []
+    asked: list[ConsentRequestBody] = []
 
-    def allow(request: ConsentRequest) -> bool:
+    def allow(request: ConsentRequestBody) -> bool:
         asked.append(request)
         return True
 
@@ -142,7 +142,7 @@ async def test_consent_allowed_runs_the_tool(server: Server) -> None:
     [prompt] = [event for event in events if isinstance(event, ConsentPrompt)]
     assert [request.tool_name for request in asked] == ["SaveFile"]
     assert (prompt.answer.id, prompt.answer.allow) == (prompt.request.id, True)
-    assert isinstance(events[-1], RunFinished) and events[-1].output == "Done: saved"
+    assert isinstance(events[-1], RemoteRunFinished) and events[-1].output == "Done: saved"
 
 
 async def test_consent_denied_does_not_run_the_tool(server: Server) -> None:
@@ -152,7 +152,7 @@ async def test_consent_denied_does_not_run_the_tool(server: Server) -> None:
         ran.append(True)
         return "saved"
 
-    async def deny(request: ConsentRequest) -> tuple[bool, str]:
+    async def deny(request: ConsentRequestBody) -> tuple[bool, str]:
         return False, "once"
 
     async with connect(server.url, token=TOKEN, handlers={"SaveFile": save}, on_consent=deny, **IDE) as client:

@@ -10,7 +10,7 @@ from toolwire.client import Handlers
 from toolwire.client_tools.definitions import ClientToolResponse
 from toolwire.protocol import ToolUseRequest, tool_result
 
-REQUEST = ToolUseRequest(id="req_1", tool_name="Slow", parameters={}, execution="client")
+REQUEST = ToolUseRequest(id="req_1", tool_name="Slow", arguments={}, execution="client")
 
 
 async def test_a_sync_handler_past_its_deadline_says_its_effect_is_unknown() -> None:

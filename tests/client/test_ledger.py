@@ -80,7 +80,7 @@ async def test_connection_closed_surfaces_only_when_reconnecting_gives_up(server
 
 def test_the_ledger_starts_a_request_id_once() -> None:
     ledger = ExecutionLedger()
-    request = ToolUseRequest(id="req_1", tool_name="OpenFile", parameters={}, execution="client")
+    request = ToolUseRequest(id="req_1", tool_name="OpenFile", arguments={}, execution="client")
     ledger.start(request)
     with pytest.raises(UsageError, match="already ran"):
         ledger.start(request)

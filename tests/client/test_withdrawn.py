@@ -11,7 +11,7 @@ import anyio
 import pytest
 from client_support import IDE_GROUP, TOKEN, Proxy, Server, plan
 
-from toolwire.client import ClientToolCall, ClientToolCanceled, ResultRefused, RunFinished, connect
+from toolwire.client import ClientToolCall, ClientToolCanceled, RemoteRunFinished, ResultRefused, connect
 
 IDE = {"groups": [IDE_GROUP], "expanded_containers": ["IDE"]}
 
@@ -49,7 +49,7 @@ async def test_a_stopped_run_cancels_the_handler_and_sends_no_result(server: Ser
     [withdrawn] = [event for event in events if isinstance(event, ClientToolCanceled)]
     assert (withdrawn.code, withdrawn.running) == ("canceled", True) and cancelled.is_set()
     assert not [event for event in events if isinstance(event, ClientToolCall)]  # no result was sent
-    assert isinstance(events[-1], RunFinished) and events[-1].reason == "canceled"
+    assert isinstance(events[-1], RemoteRunFinished) and events[-1].reason == "canceled"
 
 
 async def test_a_result_the_server_no_longer_takes_is_surfaced(server: Server, proxy: Proxy) -> None:

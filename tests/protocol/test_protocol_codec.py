@@ -23,7 +23,7 @@ from toolwire.protocol import (
     ProtocolError,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
     decode,
     encode,
     read_frame,
@@ -48,7 +48,7 @@ def _user(content: Any = "hi", **extra: Any) -> bytes:
 
 
 def test_encode_then_decode_gives_the_envelope_back():
-    envelope = Envelope(3, "c", UserMessage(id="m1", content="hi", previous_id="m0"), {"timestamp": 1})
+    envelope = Envelope(3, "c", UserMessageBody(id="m1", content="hi", previous_id="m0"), {"timestamp": 1})
     assert decode(encode(envelope)) == envelope
 
 
@@ -56,7 +56,7 @@ def test_a_frame_of_1_mib_is_accepted_and_one_byte_more_is_refused_with_104():
     padding = "x" * (MIB - len(_user("")) - 4)  # str32 header: 5 bytes instead of 1
     exact = _user(padding)
     assert len(exact) == MIB
-    assert decode(exact).message == UserMessage(id="m1", content=padding)
+    assert decode(exact).message == UserMessageBody(id="m1", content=padding)
     error = _refused(exact + b"\xc0")
     assert (error.code, error.recoverable) == (ErrorCode.FRAME_TOO_LARGE, True)
 
@@ -219,7 +219,7 @@ def test_body_conversation_id_must_agree_with_the_envelope():
 
 
 def test_bodies_of_types_1_2_3_8_13_repeat_the_conversation_id_second():
-    wire = msgpack.unpackb(encode(Envelope(1, "c", UserMessage(id="m1", content="hi"))))
+    wire = msgpack.unpackb(encode(Envelope(1, "c", UserMessageBody(id="m1", content="hi"))))
     assert list(wire) == ["stanzaId", "conversationId", "type", "body"]
     assert list(wire["body"]) == ["id", "conversationId", "content"]
 
@@ -245,7 +245,7 @@ def test_conversation_id_only_in_the_body_is_taken():
 def test_request_arguments_and_message_id_dialect():
     body = {"id": "r1", "messageId": "m7", "toolName": "Open", "arguments": {"path": "a"}, "execution": "client"}
     message = decode(_frame(body, type=6, stanzaId=-1)).message
-    assert message == ToolUseRequest(id="r1", tool_name="Open", parameters={"path": "a"}, execution="client")
+    assert message == ToolUseRequest(id="r1", tool_name="Open", arguments={"path": "a"}, execution="client")
     assert "arguments" not in message.to_body() and message.to_body()["parameters"] == {"path": "a"}
 
 
@@ -285,5 +285,5 @@ def test_protocol_imports_no_io_library():
 def test_protocol_all_is_sorted_and_complete():
     assert protocol.__all__ == sorted(protocol.__all__, key=lambda name: (not name.isupper(), name))
     public = {name for name in vars(protocol) if not name.startswith("_")}
-    modules = {"codec", "connection", "conversation", "errors", "extensions", "messages", "results", "sequencing"}
+    modules = {"codec", "connection", "published", "error_codes", "extensions", "bodies", "results", "sequencing"}
     assert public - modules - {"tool_use", "wire", "annotations"} == set(protocol.__all__)

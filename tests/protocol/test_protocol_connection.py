@@ -13,7 +13,7 @@ from toolwire.protocol import (
     ACK_IN_META,
     META_ACK,
     Acknowledgement,
-    AssistantMessage,
+    AssistantMessageBody,
     Configuration,
     Connection,
     ControlStop,
@@ -25,18 +25,18 @@ from toolwire.protocol import (
     ProtocolError,
     Sequencing,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
     decode,
     encode,
 )
 
 
-def _user(n: int) -> UserMessage:
-    return UserMessage(id=f"m{n}", content=f"message {n}")
+def _user(n: int) -> UserMessageBody:
+    return UserMessageBody(id=f"m{n}", content=f"message {n}")
 
 
-def _answer(n: int) -> AssistantMessage:
-    return AssistantMessage(id=f"a{n}", content=f"answer {n}")
+def _answer(n: int) -> AssistantMessageBody:
+    return AssistantMessageBody(id=f"a{n}", content=f"answer {n}")
 
 
 def _codes(received: object) -> list[int]:
@@ -156,7 +156,7 @@ def test_a_dialect_body_naming_another_conversation_is_refused_with_107():
 def test_a_frame_naming_no_conversation_is_taken_for_the_connections():
     _, server = open_pair()
     [envelope] = server.receive(pack({"stanzaId": 1, "type": 2, "body": {"id": "m1", "content": "hi"}})).messages
-    assert envelope.message == UserMessage(id="m1", content="hi")
+    assert envelope.message == UserMessageBody(id="m1", content="hi")
 
 
 def test_a_client_refuses_a_server_frame_naming_another_conversation():
@@ -390,7 +390,7 @@ def test_a_frame_too_large_to_send_acknowledges_nothing():
     client, server = open_pair(limits=Limits(max_frame_bytes=200))
     server.receive(client.send(_user(1)))
     with pytest.raises(ProtocolError):
-        server.send(AssistantMessage(id="a", content="x" * 500))
+        server.send(AssistantMessageBody(id="a", content="x" * 500))
     assert server.unacknowledged == 1
 
 
@@ -505,7 +505,7 @@ def test_send_needs_a_conversation_and_refuses_connection_frames():
 def test_a_frame_over_the_limit_is_not_sent_and_uses_no_stanza_id():
     client, _ = open_pair(limits=Limits(max_frame_bytes=200))
     with pytest.raises(ProtocolError) as refused:
-        client.send(UserMessage(id="m", content="x" * 300))
+        client.send(UserMessageBody(id="m", content="x" * 300))
     assert refused.value.code == ErrorCode.FRAME_TOO_LARGE
     assert decode(client.send(ControlStop())).stanza_id == 1
 

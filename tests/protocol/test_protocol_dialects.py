@@ -17,7 +17,7 @@ from toolwire.protocol import (
     MessageType,
     ProtocolError,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
     decode,
     tool_result,
 )
@@ -48,7 +48,7 @@ def _nested_maps(levels: int, leaf: Any) -> Any:
 
 def test_undefined_as_a_field_makes_it_absent():
     message = decode(_frame({"id": "m1", "content": "hi", "previousId": UNDEFINED})).message
-    assert message == UserMessage(id="m1", content="hi")
+    assert message == UserMessageBody(id="m1", content="hi")
 
 
 def test_undefined_as_an_unknown_field_is_ignored_like_it():
@@ -83,7 +83,7 @@ def test_undefined_as_an_array_item_reads_as_nil():
 def test_undefined_at_depth_32_is_dropped():
     # The envelope is depth 1 and the body depth 2: 30 more maps make 32.
     message = decode(_frame({"id": "m1", "content": "hi", "deep": _nested_maps(30, UNDEFINED)})).message
-    assert message == UserMessage(id="m1", content="hi")
+    assert message == UserMessageBody(id="m1", content="hi")
 
 
 def test_a_required_field_sent_undefined_is_missing():
@@ -97,7 +97,7 @@ def _with_extension(extension: bytes) -> bytes:
 
 
 def test_undefined_in_its_ext_8_form_reads_the_same():
-    assert decode(_with_extension(b"\xc7\x01\x00\x00")).message == UserMessage(id="m1", content="hi")
+    assert decode(_with_extension(b"\xc7\x01\x00\x00")).message == UserMessageBody(id="m1", content="hi")
 
 
 @pytest.mark.parametrize(
@@ -200,7 +200,7 @@ def test_a_last_seen_stanza_id_that_is_not_an_integer_is_refused_with_105():
 def _server_with_three_sent() -> Any:
     _, server = open_pair()
     for n in range(3):
-        server.send(UserMessage(id=f"a{n}", content="x"))
+        server.send(UserMessageBody(id=f"a{n}", content="x"))
     return server
 
 

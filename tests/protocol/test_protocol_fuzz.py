@@ -21,7 +21,7 @@ from toolwire.protocol import (
     ErrorMessage,
     MessageType,
     ProtocolError,
-    UserMessage,
+    UserMessageBody,
     decode,
     encode,
     read_frame,
@@ -135,7 +135,7 @@ def _is_duplicate(server: Connection, data: bytes) -> bool:
 @given(st.lists(mutated_frames | random_envelopes, min_size=1, max_size=4))
 def test_a_connection_answers_each_bad_frame_once_and_stays_usable(frames: list[bytes]):
     client, server = open_pair()
-    server.receive(client.send(UserMessage(id="m0", content="first")))  # so that stanza 1 is a duplicate
+    server.receive(client.send(UserMessageBody(id="m0", content="first")))  # so that stanza 1 is a duplicate
     for data in frames:
         duplicate, refused = _is_duplicate(server, data), _decode_raises_only_protocol_errors(data)
         received = server.receive(data)
@@ -149,5 +149,5 @@ def test_a_connection_answers_each_bad_frame_once_and_stays_usable(frames: list[
             return
     state = server.state()
     assert state is not None
-    follow_up = Envelope(state.last_seen + 1, CONVERSATION, UserMessage(id="m_ok", content="still there?"))
+    follow_up = Envelope(state.last_seen + 1, CONVERSATION, UserMessageBody(id="m_ok", content="still there?"))
     assert [envelope.message for envelope in server.receive(encode(follow_up)).messages] == [follow_up.message]

@@ -11,16 +11,16 @@ from toolwire import ResultType, ToolResult
 from toolwire.client_tools.definitions import Augmentation, ClientToolGroup, ClientToolResponse
 from toolwire.protocol import (
     Acknowledgement,
-    AssistantMessage,
+    AssistantMessageBody,
     AssistantSentence,
     Configuration,
-    ConsentAnswer,
-    ConsentRequest,
+    ConsentAnswerBody,
+    ConsentRequestBody,
     ControlStop,
     Envelope,
     ErrorCode,
     ErrorMessage,
-    Message,
+    MessageBody,
     MessageType,
     ProtocolError,
     RegisterTools,
@@ -31,7 +31,7 @@ from toolwire.protocol import (
     ToolUseCancel,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
     decode,
     encode,
     parse_body,
@@ -40,11 +40,11 @@ from toolwire.protocol import (
 )
 from toolwire.protocol.results import failure_result
 
-EVERY_MESSAGE: list[Message] = [
+EVERY_MESSAGE: list[MessageBody] = [
     ErrorMessage(id="e1", code=105, message="bad", severity=Severity.ERROR, recoverable=True, originating_id=4),
-    UserMessage(id="m1", content="hi", previous_id="m0"),
-    AssistantMessage(id="m2", content="hello"),
-    ToolUseRequest(id="r1", tool_name="Open", parameters={"p": 1}, execution="either", timeout_ms=10, mode="read"),
+    UserMessageBody(id="m1", content="hi", previous_id="m0"),
+    AssistantMessageBody(id="m2", content="hello"),
+    ToolUseRequest(id="r1", tool_name="Open", arguments={"p": 1}, execution="either", timeout_ms=10, mode="read"),
     ToolUseResult(id="r1", success=True, result={"n": [1, 2.5, None, b"\x00"]}, needs_followup=True),
     ToolUseResult(id="r2", success=False, error_code="x", error_message="y", result_type=2, terminal=True, message="m"),
     Acknowledgement(acknowledged_stanza_id=-9),
@@ -55,8 +55,8 @@ EVERY_MESSAGE: list[Message] = [
     AssistantSentence(message_id="a1", sequence=2, text="…", is_final=False),
     RegisterTools(groups=({"name": "IDE"},), expanded_containers=("IDE",), reset_client_state=True),
     RegisterToolsResult(ok=False, error="no", group="IDE", tool="Open"),
-    ConsentRequest(id="k1", call_id="c1", tool_name="Del", mode="destructive", reason="r", arguments={"p": "x"}),
-    ConsentAnswer(id="k1", allow=True, scope="thread"),
+    ConsentRequestBody(id="k1", call_id="c1", tool_name="Del", mode="destructive", reason="r", arguments={"p": "x"}),
+    ConsentAnswerBody(id="k1", allow=True, scope="thread"),
     RunStatus(run_id="run_1", status="failed", detail="boom"),
     ToolUseCancel(id="req_1", code="timeout", reason="Tool execution exceeded timeout of 30000ms"),
 ]
@@ -67,7 +67,7 @@ def test_every_message_type_is_covered_here():
 
 
 @pytest.mark.parametrize("message", EVERY_MESSAGE, ids=lambda message: type(message).__name__)
-def test_every_message_round_trips_through_the_codec(message: Message):
+def test_every_message_round_trips_through_the_codec(message: MessageBody):
     envelope = Envelope(5, "c", message, {"timestamp": 7})
     assert decode(encode(envelope)) == envelope
     assert parse_body(message.type, message.to_body()) == message
@@ -122,7 +122,7 @@ def test_a_bad_field_is_refused_with_105_naming_it(type: MessageType, body: dict
 
 def test_nulls_count_as_absent_and_unknown_fields_are_ignored():
     body = {"id": "m1", "content": "hi", "previousId": None, "newField": 1}
-    assert parse_body(MessageType.USER_MESSAGE, body) == UserMessage(id="m1", content="hi")
+    assert parse_body(MessageType.USER_MESSAGE, body) == UserMessageBody(id="m1", content="hi")
 
 
 def test_features_may_be_a_map_of_flags():

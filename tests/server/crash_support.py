@@ -18,14 +18,14 @@ from server_support import TOKEN, Peer, peer
 
 from toolwire.protocol import (
     Connection,
-    ConsentAnswer,
-    ConsentRequest,
+    ConsentAnswerBody,
+    ConsentRequestBody,
     Envelope,
     MessageType,
     RegisterTools,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
 )
 
 # The model asks for the batch its first user message names, then answers with what came back.
@@ -113,7 +113,7 @@ class LedgerlessClient:
     executions: Counter[str] = field(default_factory=Counter[str])
     """Per call id, how many times the client ran it."""
     requests: list[ToolUseRequest] = field(default_factory=list[ToolUseRequest])
-    consents: list[ConsentRequest] = field(default_factory=list[ConsentRequest])
+    consents: list[ConsentRequestBody] = field(default_factory=list[ConsentRequestBody])
     ran_after_consent: dict[str, int] = field(default_factory=dict[str, int])
     """Per call id, how many consent prompts for it had been allowed when it ran."""
     allowed: Counter[str] = field(default_factory=Counter[str])
@@ -134,14 +134,14 @@ class LedgerlessClient:
         """Register the Files group, then send `prompt` (a batch name of the app)."""
         await client.send(RegisterTools(groups=(FILES_GROUP,)))
         await client.until(MessageType.REGISTER_TOOLS_RESULT)
-        await client.send(UserMessage(id="u1", content=prompt))
+        await client.send(UserMessageBody(id="u1", content=prompt))
 
     async def converse(
         self,
         client: Peer,
         *,
         until: Callable[[Envelope], bool],
-        consent: Callable[[ConsentRequest], bool] = lambda request: True,
+        consent: Callable[[ConsentRequestBody], bool] = lambda request: True,
         hold: Collection[str] = (),
     ) -> Envelope:
         """Answer requests and consent prompts until a message matches `until`; return it.
@@ -167,12 +167,12 @@ class LedgerlessClient:
                     case ToolUseRequest(execution="client", call_id=call_id) as request:
                         self.requests.append(request)
                         self.running[call_id or ""] = request
-                    case ConsentRequest() as request:
+                    case ConsentRequestBody() as request:
                         self.consents.append(request)
                         allow = consent(request)
                         if allow:
                             self.allowed[request.call_id] += 1
-                        await client.send(ConsentAnswer(id=request.id, allow=allow))
+                        await client.send(ConsentAnswerBody(id=request.id, allow=allow))
                     case _:
                         pass
 

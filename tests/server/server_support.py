@@ -14,9 +14,8 @@ import anyio
 from websockets.asyncio.client import ClientConnection, connect
 
 from serving import Server, serve_app
-from toolwire.messages import Message as TranscriptMessage
-from toolwire.messages import message_from_dict
-from toolwire.protocol import Configuration, Connection, Envelope, Message, MessageType
+from toolwire.messages import Message, message_from_dict
+from toolwire.protocol import Configuration, Connection, Envelope, MessageBody, MessageType
 
 TOKEN = "test-token-0123456789abcdef"
 OTHER_TOKEN = "other-token-0123456789abcdef"
@@ -81,7 +80,7 @@ class Peer:
         self.connection = connection
         self.seen: list[Envelope] = []
 
-    async def send(self, message: Message) -> None:
+    async def send(self, message: MessageBody) -> None:
         await self.socket.send(self.connection.send(message))
 
     async def receive(self) -> Envelope:
@@ -137,7 +136,7 @@ async def peer(
         yield client
 
 
-def stored_transcript(data_dir: Path, thread_id: str) -> list[TranscriptMessage]:
+def stored_transcript(data_dir: Path, thread_id: str) -> list[Message]:
     """The transcript a server stored for a conversation, read from its SQLite file."""
     with closing(sqlite3.connect(data_dir / "toolwire.sqlite3")) as db:
         rows = db.execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)).fetchall()

@@ -18,7 +18,7 @@ from toolwire.protocol import (
     RegisterTools,
     RegisterToolsResult,
     RunStatus,
-    UserMessage,
+    UserMessageBody,
     decode,
     encode,
 )
@@ -27,10 +27,10 @@ from toolwire.protocol import (
 async def test_a_frame_naming_another_conversation_is_refused_with_107_and_not_applied(tmp_path: Path) -> None:
     with serve(tmp_path) as server:
         async with peer(server.url) as alice:
-            foreign = encode(Envelope(1, "conv_" + "0" * 32, UserMessage(id="u_foreign", content="hi")))
+            foreign = encode(Envelope(1, "conv_" + "0" * 32, UserMessageBody(id="u_foreign", content="hi")))
             await alice.socket.send(foreign)
             refused = (await alice.until(MessageType.ERROR)).message
-            await alice.send(UserMessage(id="u_own", content="hi"))  # stanza 1 again: the refused one was not seen
+            await alice.send(UserMessageBody(id="u_own", content="hi"))  # stanza 1 again: the refused one was not seen
             started = (await alice.until(MessageType.RUN_STATUS, status="started")).message
     assert isinstance(refused, ErrorMessage)
     assert (refused.code, refused.recoverable) == (ErrorCode.CONVERSATION_SWITCH_REFUSED, True)

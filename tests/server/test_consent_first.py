@@ -13,14 +13,14 @@ from serving import serve_app
 from toolwire.envelopes import ResultType
 from toolwire.messages import ToolResultMessage
 from toolwire.protocol import (
-    ConsentAnswer,
-    ConsentRequest,
+    ConsentAnswerBody,
+    ConsentRequestBody,
     MessageType,
     RegisterTools,
     RunStatus,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
 )
 
 APP_SOURCE = textwrap.dedent(
@@ -64,13 +64,13 @@ async def test_the_application_decides_first_and_the_client_decides_what_it_is_g
         async with peer(server.url) as client:
             await client.send(RegisterTools(groups=(GROUP,)))
             await client.until(MessageType.REGISTER_TOOLS_RESULT)
-            await client.send(UserMessage(id="u1", content="go"))
+            await client.send(UserMessageBody(id="u1", content="go"))
             with anyio.fail_after(30):
                 while True:
                     message = (await client.receive()).message
-                    if isinstance(message, ConsentRequest):
+                    if isinstance(message, ConsentRequestBody):
                         asked.append(message.tool_name)
-                        await client.send(ConsentAnswer(id=message.id, allow=True))
+                        await client.send(ConsentAnswerBody(id=message.id, allow=True))
                     elif isinstance(message, ToolUseRequest) and message.execution == "client":
                         await client.send(ToolUseResult(id=message.id, success=True, result={"value": "saved"}))
                     elif isinstance(message, RunStatus) and message.status == "finished":

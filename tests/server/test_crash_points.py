@@ -19,8 +19,8 @@ from serving import Server, serve_app
 from toolwire.envelopes import ResultType
 from toolwire.messages import ToolResultMessage
 from toolwire.protocol import (
-    ConsentAnswer,
-    ConsentRequest,
+    ConsentAnswerBody,
+    ConsentRequestBody,
     ControlStop,
     Envelope,
     ErrorMessage,
@@ -28,7 +28,7 @@ from toolwire.protocol import (
     RunStatus,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
 )
 from toolwire.testing import validate_transcript
 
@@ -56,21 +56,21 @@ async def test_a_consent_prompt_open_at_a_crash_is_asked_again_and_the_call_runs
     with serve(tmp_path) as first:
         async with client.connect(first.url) as socket:
             await client.start(socket, "delete")
-            prompt = await client.converse(socket, until=lambda e: isinstance(e.message, ConsentRequest))
+            prompt = await client.converse(socket, until=lambda e: isinstance(e.message, ConsentRequestBody))
             first.kill()  # while the person is being asked
     old = prompt.message
-    assert isinstance(old, ConsentRequest)
+    assert isinstance(old, ConsentRequestBody)
     with serve(tmp_path, first.data_dir) as second:
         async with client.resumed().connect(second.url) as socket:
             again = await client.converse(
-                socket, until=lambda e: isinstance(e.message, (ConsentRequest, ToolUseRequest))
+                socket, until=lambda e: isinstance(e.message, (ConsentRequestBody, ToolUseRequest))
             )
-            assert isinstance(again.message, ConsentRequest)  # asked again, before anything runs
+            assert isinstance(again.message, ConsentRequestBody)  # asked again, before anything runs
             assert again.message.id != old.id and again.message.call_id == "c_delete"
-            await socket.send(ConsentAnswer(id=old.id, allow=True))  # the old prompt is gone
+            await socket.send(ConsentAnswerBody(id=old.id, allow=True))  # the old prompt is gone
             error = await socket.until(MessageType.ERROR)
             assert isinstance(error.message, ErrorMessage) and error.message.code == 105
-            await socket.send(ConsentAnswer(id=again.message.id, allow=True))
+            await socket.send(ConsentAnswerBody(id=again.message.id, allow=True))
             client.allowed["c_delete"] += 1
             await client.converse(socket, until=is_finished)
     assert client.executions == {"c_delete": 1}
@@ -178,7 +178,7 @@ async def test_a_run_the_client_stopped_is_not_resumed_when_it_comes_back(tmp_pa
             stopped = await client.converse(socket, until=is_finished)
         assert isinstance(stopped.message, RunStatus) and stopped.message.reason == "canceled"
         async with client.resumed().connect(server.url) as socket:
-            await socket.send(UserMessage(id="u2", content="one"))  # a new message, not a busy error
+            await socket.send(UserMessageBody(id="u2", content="one"))  # a new message, not a busy error
             await client.converse(socket, until=is_finished)
     started = [e for e in socket.seen if isinstance(e.message, RunStatus) and e.message.status == "started"]
     assert len(started) == 1 and not [e for e in socket.seen if isinstance(e.message, ErrorMessage)]

@@ -22,7 +22,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from serving import Server, serve_app
 from toolwire.protocol import (
-    AssistantMessage,
+    AssistantMessageBody,
     Configuration,
     Envelope,
     ErrorMessage,
@@ -237,14 +237,14 @@ async def test_a_streamed_answer_is_not_sent_again_as_an_assistant_message(serve
 async def test_a_client_asking_for_whole_answers_also_gets_the_assistant_message(server: Server) -> None:
     async with dialect(server, features=("wholeAnswers",)) as client:
         await ask(client, "hi")
-    [whole] = [envelope.message for envelope in client.seen if isinstance(envelope.message, AssistantMessage)]
+    [whole] = [envelope.message for envelope in client.seen if isinstance(envelope.message, AssistantMessageBody)]
     assert whole.content == "Hello there."
 
 
 async def test_an_answer_that_was_not_streamed_arrives_as_one_assistant_message(server: Server) -> None:
     async with dialect(server) as client:
         await ask(client, "answer whole")
-    [whole] = [envelope.message for envelope in client.seen if isinstance(envelope.message, AssistantMessage)]
+    [whole] = [envelope.message for envelope in client.seen if isinstance(envelope.message, AssistantMessageBody)]
     assert whole.content == "One whole answer."
     assert MessageType.START_ANSWER not in client.types()
 
@@ -253,5 +253,5 @@ async def test_a_terminal_results_message_after_a_streamed_preamble_is_sent_whol
     async with dialect(server) as client:
         finished = await ask(client, "finish")
     assert finished.reason == "terminal_result"
-    [whole] = [envelope.message for envelope in client.seen if isinstance(envelope.message, AssistantMessage)]
+    [whole] = [envelope.message for envelope in client.seen if isinstance(envelope.message, AssistantMessageBody)]
     assert whole.content == "All done."

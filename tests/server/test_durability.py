@@ -16,7 +16,7 @@ from toolwire.protocol import (
     RunStatus,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
 )
 from toolwire.testing import validate_transcript
 
@@ -26,7 +26,7 @@ async def dispatch_then_kill(server: Server, connection: Connection) -> ToolUseR
     async with peer(server.url, connection=connection) as client:
         await client.send(RegisterTools(groups=(IDE_GROUP,)))
         await client.until(MessageType.REGISTER_TOOLS_RESULT)
-        await client.send(UserMessage(id="u1", content="Open the config file"))
+        await client.send(UserMessageBody(id="u1", content="Open the config file"))
         request = (await client.until(MessageType.TOOL_USE_REQUEST, execution="client")).message
         server.kill()
     assert isinstance(request, ToolUseRequest)

@@ -22,7 +22,7 @@ from toolwire.protocol import (
     RunStatus,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
 )
 from toolwire.testing import validate_transcript
 
@@ -40,7 +40,7 @@ async def chat_until_client_request(client: object) -> ToolUseRequest:
     await client.send(RegisterTools(groups=(IDE_GROUP,)))
     registered = await client.until(MessageType.REGISTER_TOOLS_RESULT)
     assert registered.message.ok  # type: ignore[union-attr]
-    await client.send(UserMessage(id="u1", content="Open the config file"))
+    await client.send(UserMessageBody(id="u1", content="Open the config file"))
     envelope = await client.until(MessageType.TOOL_USE_REQUEST, execution="client")
     assert isinstance(envelope.message, ToolUseRequest)
     return envelope.message
@@ -50,7 +50,7 @@ async def test_a_client_registers_chats_and_executes_its_tool(server: Server) ->
     async with peer(server.url) as client:
         request = await chat_until_client_request(client)
         expected = ("OpenFile", {"path": "config.toml"}, "c_open")
-        assert (request.tool_name, request.parameters, request.call_id) == expected
+        assert (request.tool_name, request.arguments, request.call_id) == expected
         await client.send(ToolUseResult(id=request.id, success=True, result={"value": "opened config.toml"}))
         finished = await client.until(MessageType.RUN_STATUS, status="finished")
     assert isinstance(finished.message, RunStatus)
@@ -90,7 +90,7 @@ async def test_a_client_call_the_server_refuses_is_shown_to_the_client_and_not_r
         async with peer(running.url) as client:
             await client.send(RegisterTools(groups=(IDE_GROUP,)))
             await client.until(MessageType.REGISTER_TOOLS_RESULT)
-            await client.send(UserMessage(id="u1", content="Open a file"))
+            await client.send(UserMessageBody(id="u1", content="Open a file"))
             await client.until(MessageType.RUN_STATUS, status="finished")
     requests = [e.message for e in client.seen if isinstance(e.message, ToolUseRequest)]
     results = [e.message for e in client.seen if isinstance(e.message, ToolUseResult)]

@@ -38,7 +38,7 @@ from toolwire.protocol import (
     RunStatus,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
 )
 from toolwire.store.sqlite import SqliteStore
 
@@ -195,7 +195,7 @@ async def test_refused_results_are_logged_in_a_few_lines_not_one_each(served: Se
     async with peer(server.url) as alice:
         await alice.send(RegisterTools(groups=(OPEN_GROUP,)))
         await alice.until(MessageType.REGISTER_TOOLS_RESULT)
-        await alice.send(UserMessage(id="u1", content="open"))
+        await alice.send(UserMessageBody(id="u1", content="open"))
         request = (await alice.until(MessageType.TOOL_USE_REQUEST, execution="client")).message
         assert isinstance(request, ToolUseRequest)
         # Results for alice's request from bob: foreign. Cut off, bob comes back for more, five times.
@@ -228,7 +228,7 @@ async def test_a_neighbour_is_served_throughout_a_flood(served: Served) -> None:
         async with anyio.create_task_group() as group:
             group.start_soon(flood, mallory, 10_000)
             for n in range(5):
-                await neighbour.send(UserMessage(id=f"u{n}", content="blocks?"))
+                await neighbour.send(UserMessageBody(id=f"u{n}", content="blocks?"))
                 finished = (await neighbour.until(MessageType.RUN_STATUS, status="finished")).message
                 assert isinstance(finished, RunStatus)
                 answers.append(finished.output or "")
@@ -241,7 +241,7 @@ async def allocated_blocks(server: Server, conversation: str | None) -> tuple[in
     Asked as bob: the flooders of these tests are alice, who may be over her refusal limit.
     """
     async with peer(server.url, token=OTHER_TOKEN, conversation=conversation) as client:
-        await client.send(UserMessage(id="m" + secrets.token_hex(4), content="blocks?"))
+        await client.send(UserMessageBody(id="m" + secrets.token_hex(4), content="blocks?"))
         finished = (await client.until(MessageType.RUN_STATUS, status="finished")).message
         assert isinstance(finished, RunStatus) and finished.output is not None
         return int(finished.output), client.connection.conversation_id or ""
@@ -287,7 +287,7 @@ async def calls_whose_clients_leave(server: Server, count: int) -> None:
                 client = await stack.enter_async_context(peer(server.url, open_timeout=60))
                 await client.send(RegisterTools(groups=(OPEN_GROUP,)))
                 await client.until(MessageType.REGISTER_TOOLS_RESULT)
-                await client.send(UserMessage(id="u1", content="open"))
+                await client.send(UserMessageBody(id="u1", content="open"))
                 await client.until(MessageType.TOOL_USE_REQUEST, execution="client")
             asked[0] += 1
             if asked[0] == count:

@@ -27,7 +27,7 @@ from toolwire.protocol import (
     RunStatus,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
 )
 from toolwire.testing import validate_transcript
 
@@ -76,7 +76,7 @@ async def start(server: Server, connection: Connection, prompt: str) -> None:
     async with peer(server.url, connection=connection) as client:
         await client.send(RegisterTools(groups=(GROUP,)))
         await client.until(MessageType.REGISTER_TOOLS_RESULT)
-        await client.send(UserMessage(id="u1", content=prompt))
+        await client.send(UserMessageBody(id="u1", content=prompt))
         if prompt == "explode":
             with anyio.fail_after(30), suppress(ConnectionClosed):
                 while True:  # until the server dies under the client
@@ -132,7 +132,7 @@ async def test_a_resume_that_keeps_crashing_the_server_is_closed_after_three_att
     connection = resumed(connection)
     with serve(tmp_path, data) as fifth:  # restarts stop replaying it: a new message just runs
         async with peer(fifth.url, connection=connection, conversation=connection.conversation_id) as client:
-            await client.send(UserMessage(id="u2", content="hi"))
+            await client.send(UserMessageBody(id="u2", content="hi"))
             finished = (await client.until(MessageType.RUN_STATUS, status="finished")).message
     assert isinstance(finished, RunStatus) and finished.output == "hello"
     started = [e for e in client.seen if isinstance(e.message, RunStatus) and e.message.status == "started"]
@@ -163,7 +163,7 @@ async def test_an_operator_lists_and_cancels_an_unfinished_conversation(tmp_path
     ]
     with serve(tmp_path, data) as second:  # nothing is resumed, nothing sent again
         async with peer(second.url, connection=resumed(connection), conversation=conversation) as client:
-            await client.send(UserMessage(id="u2", content="hi"))
+            await client.send(UserMessageBody(id="u2", content="hi"))
             await client.until(MessageType.RUN_STATUS, status="finished")
     assert not [e for e in client.seen if isinstance(e.message, (ToolUseRequest, ToolUseResult))]
 

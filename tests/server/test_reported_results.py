@@ -21,7 +21,7 @@ from toolwire.protocol import (
     RunStatus,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
 )
 
 # The model calls the client's OpenFile (or, asked to "query", the server's query tool, which
@@ -63,7 +63,7 @@ async def open_request(client: Peer) -> ToolUseRequest:
     """Register the IDE tools and ask: the model calls OpenFile, which the server sends here."""
     await client.send(RegisterTools(groups=(IDE_GROUP,)))
     await client.until(MessageType.REGISTER_TOOLS_RESULT)
-    await client.send(UserMessage(id="u1", content="Open a.txt"))
+    await client.send(UserMessageBody(id="u1", content="Open a.txt"))
     request = (await client.until(MessageType.TOOL_USE_REQUEST, execution="client")).message
     assert isinstance(request, ToolUseRequest)
     return request
@@ -170,7 +170,7 @@ async def test_an_unreadable_result_for_no_open_request_gets_one_error_message(s
 
 async def test_an_unexpected_exceptions_text_reaches_neither_the_client_nor_the_model(server: Server) -> None:
     async with peer(server.url) as client:
-        await client.send(UserMessage(id="u1", content="query"))
+        await client.send(UserMessageBody(id="u1", content="query"))
         seen = await what_the_model_saw(client)
     [mirrored] = [envelope.message for envelope in client.seen if isinstance(envelope.message, ToolUseResult)]
     assert "hunter2" not in f"{mirrored.error_message} {seen}"

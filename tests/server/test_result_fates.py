@@ -32,7 +32,7 @@ from toolwire.protocol import (
     ToolUseCancel,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
 )
 from toolwire.testing import validate_transcript
 
@@ -94,7 +94,7 @@ def serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **env: float) -> Iter
 async def start(client: Peer, prompt: str) -> None:
     await client.send(RegisterTools(groups=(GROUP,)))
     await client.until(MessageType.REGISTER_TOOLS_RESULT)
-    await client.send(UserMessage(id="u1", content=prompt))
+    await client.send(UserMessageBody(id="u1", content=prompt))
 
 
 async def until_message(client: Peer, kind: type[Any], **fields: Any) -> Any:

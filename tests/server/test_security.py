@@ -14,7 +14,7 @@ from toolwire.protocol import (
     RegisterTools,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
 )
 
 
@@ -29,7 +29,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
 async def pending_request(client: Peer) -> ToolUseRequest:
     await client.send(RegisterTools(groups=(IDE_GROUP,)))
     await client.until(MessageType.REGISTER_TOOLS_RESULT)
-    await client.send(UserMessage(id="u1", content="Open the config file"))
+    await client.send(UserMessageBody(id="u1", content="Open the config file"))
     request = (await client.until(MessageType.TOOL_USE_REQUEST, execution="client")).message
     assert isinstance(request, ToolUseRequest)
     return request

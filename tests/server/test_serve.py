@@ -222,7 +222,7 @@ def wait_gone(pid: int, timeout: float) -> bool:
 @needs_model
 @pytest.mark.llama
 async def test_a_crashed_local_model_fails_the_run_and_the_next_run_answers(tmp_path: Path) -> None:
-    from toolwire.client import AnswerText, RunFailed, RunFinished, connect
+    from toolwire.client import AnswerText, RemoteRunFinished, RunFailed, connect
 
     with serve_command(tmp_path, "--model", "local", token=TOKEN) as server:
         model_pid = model_process(server.process.pid)
@@ -234,7 +234,7 @@ async def test_a_crashed_local_model_fails_the_run_and_the_next_run_answers(tmp_
             assert "the local model crashed" in str(failed.value) and "SIGKILL" in str(failed.value)
             events = [event async for event in client.send("hello")]
         finished = events[-1]
-        assert isinstance(finished, RunFinished) and finished.reason == "answer" and finished.output
+        assert isinstance(finished, RemoteRunFinished) and finished.reason == "answer" and finished.output
         assert server.process.poll() is None  # the server never went down
         assert model_process(server.process.pid) != model_pid and wait_gone(model_pid, 0)
 

@@ -9,8 +9,8 @@ import anyio
 import pytest
 
 from toolwire import Agent
-from toolwire.protocol import UserMessage
-from toolwire.server.conversation import ServerConversation
+from toolwire.protocol import UserMessageBody
+from toolwire.server.server_conversation import ServerConversation
 from toolwire.store.memory import MemoryStore
 from toolwire.testing import ScriptedModel
 
@@ -48,7 +48,7 @@ def store() -> SlowStore:
 @pytest.fixture
 def conversation(store: SlowStore) -> ServerConversation:
     conversation = ServerConversation(Agent(ScriptedModel(["hi"]), store=store), "t1", "alice", None)
-    conversation.post(UserMessage(id="u1", content="hello"))  # a state that is not saved yet
+    conversation.post(UserMessageBody(id="u1", content="hello"))  # a state that is not saved yet
     return conversation
 
 

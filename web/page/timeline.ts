@@ -226,7 +226,7 @@ export function apply(timeline: Timeline, event: ClientEvent, browserTools: Read
     case "serverToolCall": {
       const { request } = event;
       const entry = tool(timeline, request.callId ?? request.id, request.toolName, "server");
-      Object.assign(entry, { mode: request.mode ?? entry.mode, args: plain(request.parameters) });
+      Object.assign(entry, { mode: request.mode ?? entry.mode, args: plain(request.arguments) });
       if (entry.status !== "done") Object.assign(entry, { status: "running", startedAt: Date.now() });
       return true;
     }
@@ -239,7 +239,7 @@ export function apply(timeline: Timeline, event: ClientEvent, browserTools: Read
     case "clientToolStarted": {
       const { request } = event;
       const entry = tool(timeline, request.callId ?? request.id, request.toolName, "browser");
-      Object.assign(entry, { mode: request.mode ?? entry.mode, args: plain(request.parameters) });
+      Object.assign(entry, { mode: request.mode ?? entry.mode, args: plain(request.arguments) });
       Object.assign(entry, { status: "running", outcome: undefined, detail: undefined, startedAt: Date.now() });
       return true;
     }
@@ -248,7 +248,7 @@ export function apply(timeline: Timeline, event: ClientEvent, browserTools: Read
       const entry = tool(timeline, request.callId ?? request.id, request.toolName, "browser");
       if (event.replayed && entry.status === "done") return false;
       entry.mode = request.mode ?? entry.mode;
-      entry.args = plain(request.parameters);
+      entry.args = plain(request.arguments);
       finish(entry, result, event.replayed ? entry.durationMs : event.durationMs);
       return true;
     }

@@ -69,7 +69,7 @@ export function toBody(message: Message): WireMap {
       return set([
         ["id", message.id],
         ["toolName", message.toolName],
-        ["parameters", message.parameters],
+        ["parameters", message.arguments],
         ["execution", message.execution],
         ["timeoutMs", message.timeoutMs ?? DEFAULT_TIMEOUT_MS],
         ["callId", message.callId],
@@ -346,7 +346,7 @@ function toolUseRequest(body: WireMap): ToolUseRequest {
     type: MessageType.TOOL_USE_REQUEST,
     id: fields.text("id", true),
     toolName: fields.text("toolName", true),
-    parameters: fields.mapping(key),
+    arguments: fields.mapping(key),
     execution: fields.choice("execution", EXECUTIONS),
     timeoutMs: fields.integer("timeoutMs", DEFAULT_TIMEOUT_MS, { low: 1, high: STANZA_MAX }),
     callId: fields.optionalText("callId"),

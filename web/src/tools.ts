@@ -251,7 +251,7 @@ export class Handlers {
     const { id, toolName: name } = request;
     const spec = this.handlers.get(name);
     if (spec === undefined) return failure(id, "unknown_tool", `This client has no tool '${name}'.`);
-    const problems = argumentProblems(this.schemas.get(name), request.parameters);
+    const problems = argumentProblems(this.schemas.get(name), request.arguments);
     if (problems) return failure(id, "invalid_parameters", `Invalid arguments for tool '${name}': ${problems}`);
     let deadline = request.timeoutMs ?? 30_000;
     if (spec.timeoutMs !== undefined) deadline = Math.min(deadline, Math.max(1, Math.round(spec.timeoutMs)));
@@ -279,7 +279,7 @@ export class Handlers {
     });
     const ran = (async (): Promise<ToolUseResult> => {
       try {
-        const value: unknown = await spec.handler(request.parameters, { request, signal: controller.signal });
+        const value: unknown = await spec.handler(request.arguments, { request, signal: controller.signal });
         return this.checked(success(id, value));
       } catch (error) {
         if (error instanceof ToolError) return toolError(id, error);

@@ -57,8 +57,8 @@ async function start(options: Partial<ConnectOptions> = {}, server = new FakeSer
   return { server, client, events };
 }
 
-function request(id: string, toolName: string, parameters: WireMap = {}, extra: Partial<ToolUseRequest> = {}): ToolUseRequest {
-  return { type: MessageType.TOOL_USE_REQUEST, id, toolName, parameters, execution: "client", ...extra };
+function request(id: string, toolName: string, args: WireMap = {}, extra: Partial<ToolUseRequest> = {}): ToolUseRequest {
+  return { type: MessageType.TOOL_USE_REQUEST, id, toolName, arguments: args, execution: "client", ...extra };
 }
 
 function consentRequest(id: string, extra: Partial<ConsentRequest> = {}): ConsentRequest {

@@ -257,7 +257,7 @@ describe("what the codec accepts", () => {
     const request = decode(
       packValue({ stanzaId: -1, type: 6, body: { id: "r", toolName: "T", arguments: { a: 1 }, execution: "client", messageId: "m" } }),
     );
-    expect(request.message).toMatchObject({ parameters: { a: 1 }, timeoutMs: 30_000 });
+    expect(request.message).toMatchObject({ arguments: { a: 1 }, timeoutMs: 30_000 });
     const error = decode(packValue({ stanzaId: 0, type: 1, body: { code: "rate", message: "slow down" } }));
     expect(error.message).toMatchObject({ code: 0, message: "rate: slow down" });
     expect(decode(packValue({ type: 1, body: { code: "301", message: "m" } })).message).toMatchObject({ code: 301 });

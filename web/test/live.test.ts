@@ -163,7 +163,7 @@ describe("against toolwire serve", { skip: AVAILABLE ? false : `no Python at ${P
     });
     expect(first.filter((e) => e.kind === "clientToolCall")).toMatchObject([
       { request: { toolName: "GetSelection", mode: "read" }, result: { success: true }, replayed: false },
-      { request: { toolName: "DeleteNote", mode: "destructive", parameters: { id: "n1" } }, result: { success: true } },
+      { request: { toolName: "DeleteNote", mode: "destructive", arguments: { id: "n1" } }, result: { success: true } },
     ]);
     expect(consents[0]).toMatchObject({ toolName: "DeleteNote", mode: "destructive", arguments: { id: "n1" } });
 

@@ -15,7 +15,7 @@ const REQUEST: ToolUseRequest = {
   id: "req_1",
   callId: "call_1",
   toolName: "GetUserInput",
-  parameters: { question: "Your name?" },
+  arguments: { question: "Your name?" },
   execution: "client",
   mode: "read",
 };

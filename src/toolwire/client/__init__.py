@@ -10,37 +10,37 @@ async with connect("ws://127.0.0.1:8765/ws", token=token, groups=[ide], handlers
 
 | module | what |
 |---|---|
-| `session` | `connect()`, `Client`: handlers, dispatch of what arrives, `send()` / `ask()` / `stop()` |
+| `client` | `connect()`, `Client`: handlers, dispatch of what arrives, `send()` / `ask()` / `stop()` |
 | `link` | `Link`: the socket, the handshake, acknowledgements, reconnect and resume (`Reconnect`) |
-| `tools` | `Handlers` (a request → its ToolUseResult), `ExecutionLedger` (at most one run per request id) |
+| `handlers` | `Handlers` (a request → its ToolUseResult), `ExecutionLedger` (at most one run per request id) |
 | `consent` | consent handlers and their answers |
-| `events` | what `send()` yields; `ConnectionClosed`, `RunFailed` |
+| `run_events` | what `send()` yields; `ConnectionClosed`, `RunFailed` |
 
 docs/client.md is the guide. Needs the `server` extra (websockets).
 """
 
 from ..errors import RegistrationError as RegistrationError
-from .consent import ConsentHandler as ConsentHandler
-from .events import AnswerText as AnswerText
-from .events import ClientToolCall as ClientToolCall
-from .events import ClientToolCanceled as ClientToolCanceled
-from .events import ConnectionClosed as ConnectionClosed
-from .events import ConsentPrompt as ConsentPrompt
-from .events import Event as Event
-from .events import ResultRefused as ResultRefused
-from .events import RunFailed as RunFailed
-from .events import RunFinished as RunFinished
-from .events import RunStarted as RunStarted
-from .events import ServerToolCall as ServerToolCall
-from .events import ServerToolResult as ServerToolResult
+from .client import Client as Client
+from .client import connect as connect
+from .consent import ConsentPromptHandler as ConsentPromptHandler
+from .handlers import ExecutionLedger as ExecutionLedger
+from .handlers import ExecutionRecord as ExecutionRecord
+from .handlers import Handler as Handler
+from .handlers import Handlers as Handlers
 from .link import Link as Link
 from .link import Reconnect as Reconnect
-from .session import Client as Client
-from .session import connect as connect
-from .tools import Execution as Execution
-from .tools import ExecutionLedger as ExecutionLedger
-from .tools import Handler as Handler
-from .tools import Handlers as Handlers
+from .run_events import AnswerText as AnswerText
+from .run_events import ClientToolCall as ClientToolCall
+from .run_events import ClientToolCanceled as ClientToolCanceled
+from .run_events import ConnectionClosed as ConnectionClosed
+from .run_events import ConsentPrompt as ConsentPrompt
+from .run_events import Event as Event
+from .run_events import RemoteRunFinished as RemoteRunFinished
+from .run_events import ResultRefused as ResultRefused
+from .run_events import RunFailed as RunFailed
+from .run_events import RunStarted as RunStarted
+from .run_events import ServerToolCall as ServerToolCall
+from .run_events import ServerToolResult as ServerToolResult
 
 __all__ = [
     "AnswerText",
@@ -48,19 +48,19 @@ __all__ = [
     "ClientToolCall",
     "ClientToolCanceled",
     "ConnectionClosed",
-    "ConsentHandler",
     "ConsentPrompt",
+    "ConsentPromptHandler",
     "Event",
-    "Execution",
     "ExecutionLedger",
+    "ExecutionRecord",
     "Handler",
     "Handlers",
     "Link",
     "Reconnect",
     "RegistrationError",
+    "RemoteRunFinished",
     "ResultRefused",
     "RunFailed",
-    "RunFinished",
     "RunStarted",
     "ServerToolCall",
     "ServerToolResult",

@@ -1,6 +1,6 @@
 """Consent prompts: the client's handler decides, and its answer becomes a ConsentAnswer.
 
-A handler gets the protocol's `ConsentRequest` (`tool_name`, `arguments`, `mode`, `reason`,
+A handler gets the protocol's `ConsentRequestBody` (`tool_name`, `arguments`, `mode`, `reason`,
 `description`, `allow_always`) and returns one of:
 
 | returns | answer |
@@ -8,7 +8,7 @@ A handler gets the protocol's `ConsentRequest` (`tool_name`, `arguments`, `mode`
 | `True` / `False` | allow / deny this call |
 | `(allow, scope)` | with `scope` `"once"` or `"thread"` (every call of this tool in the thread) |
 | `toolwire.policy.ConsentAnswer(allow, reason, scope=...)` | as the local agent's handlers do |
-| `toolwire.protocol.ConsentAnswer` | as it is (its `id` is set to the request's) |
+| `toolwire.protocol.ConsentAnswerBody` | as it is (its `id` is set to the request's) |
 
 Without a handler every call is denied with the reason "no consent handler in this client".
 """
@@ -23,23 +23,23 @@ from typing import Any, TypeAlias, cast
 
 from anyio import to_thread
 
-from ..policy import ConsentAnswer as PolicyConsentAnswer
-from ..protocol import ConsentAnswer, ConsentRequest, ConsentScope
+from ..policy import ConsentAnswer
+from ..protocol import ConsentAnswerBody, ConsentRequestBody, ConsentScope
 
-__all__ = ["ConsentHandler", "NO_HANDLER", "ask"]
+__all__ = ["ConsentPromptHandler", "NO_HANDLER", "ask"]
 
 _log = logging.getLogger("toolwire.client")
 
-ConsentHandler: TypeAlias = Callable[[ConsentRequest], Any]
-"""A sync or async function of the `ConsentRequest`; sync ones run in a worker thread (they may
+ConsentPromptHandler: TypeAlias = Callable[[ConsentRequestBody], Any]
+"""A sync or async function of the `ConsentRequestBody`; sync ones run in a worker thread (they may
 prompt in a terminal)."""
 NO_HANDLER = "no consent handler in this client"
 
 
-async def ask(handler: ConsentHandler | None, request: ConsentRequest) -> ConsentAnswer:
+async def ask(handler: ConsentPromptHandler | None, request: ConsentRequestBody) -> ConsentAnswerBody:
     """Ask `handler` about `request`; a failing or odd handler denies, and says why."""
     if handler is None:
-        return ConsentAnswer(id=request.id, allow=False, reason=NO_HANDLER)
+        return ConsentAnswerBody(id=request.id, allow=False, reason=NO_HANDLER)
     try:
         if inspect.iscoroutinefunction(handler):
             value = await handler(request)
@@ -49,24 +49,24 @@ async def ask(handler: ConsentHandler | None, request: ConsentRequest) -> Consen
                 value = await value
     except Exception as exc:
         _log.exception("the consent handler failed for %s", request.tool_name)
-        return ConsentAnswer(id=request.id, allow=False, reason=f"the consent handler failed: {exc}")
+        return ConsentAnswerBody(id=request.id, allow=False, reason=f"the consent handler failed: {exc}")
     return _answer(request, value)
 
 
-def _answer(request: ConsentRequest, value: Any) -> ConsentAnswer:
+def _answer(request: ConsentRequestBody, value: Any) -> ConsentAnswerBody:
     match value:
-        case ConsentAnswer():
+        case ConsentAnswerBody():
             answer = replace(value, id=request.id)
-        case PolicyConsentAnswer(allow=allow, reason=reason, scope=scope):
-            answer = ConsentAnswer(id=request.id, allow=allow, scope=scope, reason=reason)
+        case ConsentAnswer(allow=allow, reason=reason, scope=scope):
+            answer = ConsentAnswerBody(id=request.id, allow=allow, scope=scope, reason=reason)
         case (bool() as allow, "once" | "thread" as scope):
-            answer = ConsentAnswer(id=request.id, allow=allow, scope=cast(ConsentScope, scope))
+            answer = ConsentAnswerBody(id=request.id, allow=allow, scope=cast(ConsentScope, scope))
         case bool() as allow:
-            answer = ConsentAnswer(id=request.id, allow=allow)
+            answer = ConsentAnswerBody(id=request.id, allow=allow)
         case _:
             reason = f"the consent handler returned {type(value).__name__}, not a bool or an answer"
             _log.warning("%s", reason)
-            return ConsentAnswer(id=request.id, allow=False, reason=reason)
+            return ConsentAnswerBody(id=request.id, allow=False, reason=reason)
     if answer.allow and answer.scope == "thread" and not request.allow_always:
         answer = replace(answer, scope="once")  # the server would not honour it
     if not answer.allow and answer.reason is None:

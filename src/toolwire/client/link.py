@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Final
 import anyio
 
 from .. import __version__
-from ..protocol import DEFAULT_LIMITS, Connection, Envelope, ErrorCode, ErrorMessage, Limits, Message
-from .events import ConnectionClosed
+from ..protocol import DEFAULT_LIMITS, Connection, Envelope, ErrorCode, ErrorMessage, Limits, MessageBody
+from .run_events import ConnectionClosed
 
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
@@ -224,7 +224,7 @@ class Link:
                 self._fail(exc)
                 return
 
-    async def post(self, message: Message, *, numbered: Callable[[int], None] | None = None) -> None:
+    async def post(self, message: MessageBody, *, numbered: Callable[[int], None] | None = None) -> None:
         """Number and send a message; it stays in the outbox (replayed on resume) until acknowledged.
 
         Args:

@@ -3,12 +3,12 @@
 | module | what |
 |---|---|
 | `wire` | `MessageType` numbers and the typed reader of a body's fields |
-| `errors` | `ProtocolError`, `ErrorCode` (the ErrorMessage code table), `Severity` |
-| `conversation` | the published protocol's messages: errors, text, acknowledgements, the handshake |
+| `error_codes` | `ProtocolError`, `ErrorCode` (the ErrorMessage code table), `Severity` |
+| `published` | the published protocol's messages: errors, text, acknowledgements, the handshake |
 | `tool_use` | `ToolUseRequest`, `ToolUseResult` |
 | `results` | the one converter between `ToolResult` and `ToolUseResult`: `result_message`, `tool_result` |
 | `extensions` | toolwire's own messages from 100: tool registration, consent, run status |
-| `messages` | `Envelope`, the `Message` union, `parse_body` |
+| `bodies` | `Envelope`, the `MessageBody` union, `parse_body` |
 | `codec` | `encode`, `decode`, `Limits` |
 | `sequencing` | `Sequencing`: the state a conversation's end keeps across connections |
 | `connection` | `Connection`: handshake, stanza ids, acknowledgements, duplicates, replay |
@@ -16,6 +16,26 @@
 Nothing here imports an I/O library: transports feed bytes in and write the bytes that come out.
 """
 
+from .bodies import Acknowledgement as Acknowledgement
+from .bodies import AssistantMessageBody as AssistantMessageBody
+from .bodies import AssistantSentence as AssistantSentence
+from .bodies import Configuration as Configuration
+from .bodies import ConsentAnswerBody as ConsentAnswerBody
+from .bodies import ConsentRequestBody as ConsentRequestBody
+from .bodies import ControlStop as ControlStop
+from .bodies import Envelope as Envelope
+from .bodies import ErrorMessage as ErrorMessage
+from .bodies import MessageBody as MessageBody
+from .bodies import MessageType as MessageType
+from .bodies import RegisterTools as RegisterTools
+from .bodies import RegisterToolsResult as RegisterToolsResult
+from .bodies import RunStatus as RunStatus
+from .bodies import StartAnswer as StartAnswer
+from .bodies import ToolUseCancel as ToolUseCancel
+from .bodies import ToolUseRequest as ToolUseRequest
+from .bodies import ToolUseResult as ToolUseResult
+from .bodies import UserMessageBody as UserMessageBody
+from .bodies import parse_body as parse_body
 from .codec import DEFAULT_LIMITS as DEFAULT_LIMITS
 from .codec import Frame as Frame
 from .codec import Limits as Limits
@@ -27,31 +47,11 @@ from .connection import META_ACK as META_ACK
 from .connection import WHOLE_ANSWERS as WHOLE_ANSWERS
 from .connection import Connection as Connection
 from .connection import Received as Received
-from .errors import ErrorCode as ErrorCode
-from .errors import ProtocolError as ProtocolError
-from .errors import Severity as Severity
+from .error_codes import ErrorCode as ErrorCode
+from .error_codes import ProtocolError as ProtocolError
+from .error_codes import Severity as Severity
 from .extensions import ConsentScope as ConsentScope
 from .extensions import RunState as RunState
-from .messages import Acknowledgement as Acknowledgement
-from .messages import AssistantMessage as AssistantMessage
-from .messages import AssistantSentence as AssistantSentence
-from .messages import Configuration as Configuration
-from .messages import ConsentAnswer as ConsentAnswer
-from .messages import ConsentRequest as ConsentRequest
-from .messages import ControlStop as ControlStop
-from .messages import Envelope as Envelope
-from .messages import ErrorMessage as ErrorMessage
-from .messages import Message as Message
-from .messages import MessageType as MessageType
-from .messages import RegisterTools as RegisterTools
-from .messages import RegisterToolsResult as RegisterToolsResult
-from .messages import RunStatus as RunStatus
-from .messages import StartAnswer as StartAnswer
-from .messages import ToolUseCancel as ToolUseCancel
-from .messages import ToolUseRequest as ToolUseRequest
-from .messages import ToolUseResult as ToolUseResult
-from .messages import UserMessage as UserMessage
-from .messages import parse_body as parse_body
 from .results import result_message as result_message
 from .results import tool_result as tool_result
 from .sequencing import Role as Role
@@ -64,12 +64,12 @@ __all__ = [
     "META_ACK",
     "WHOLE_ANSWERS",
     "Acknowledgement",
-    "AssistantMessage",
+    "AssistantMessageBody",
     "AssistantSentence",
     "Configuration",
     "Connection",
-    "ConsentAnswer",
-    "ConsentRequest",
+    "ConsentAnswerBody",
+    "ConsentRequestBody",
     "ConsentScope",
     "ControlStop",
     "Envelope",
@@ -78,7 +78,7 @@ __all__ = [
     "Execution",
     "Frame",
     "Limits",
-    "Message",
+    "MessageBody",
     "MessageType",
     "ProtocolError",
     "Received",
@@ -93,7 +93,7 @@ __all__ = [
     "ToolUseCancel",
     "ToolUseRequest",
     "ToolUseResult",
-    "UserMessage",
+    "UserMessageBody",
     "decode",
     "encode",
     "parse_body",

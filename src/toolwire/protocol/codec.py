@@ -24,8 +24,8 @@ from typing import Any, Final, NoReturn, cast
 
 import msgpack  # pyright: ignore[reportMissingTypeStubs]
 
-from .errors import ErrorCode, ProtocolError
-from .messages import CONVERSATION_IN_BODY, Envelope, Message, parse_body
+from .bodies import CONVERSATION_IN_BODY, Envelope, MessageBody, parse_body
+from .error_codes import ErrorCode, ProtocolError
 from .wire import kind
 
 __all__ = ["DEFAULT_LIMITS", "Frame", "Limits", "decode", "encode", "read_frame"]
@@ -98,7 +98,7 @@ class Frame:
             raise ProtocolError(ErrorCode.INTERNAL, message, True, self.stanza_id or None) from None
         return Envelope(self.stanza_id, conversation_id, message, self.meta)
 
-    def _conversation_id(self, message: Message) -> str:
+    def _conversation_id(self, message: MessageBody) -> str:
         in_body = self.body.get("conversationId")
         if message.type not in CONVERSATION_IN_BODY or in_body is None or in_body == self.conversation_id:
             return self.conversation_id

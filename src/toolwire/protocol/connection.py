@@ -44,10 +44,10 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from ..errors import UsageError
+from .bodies import CONVERSATION_IN_BODY, Envelope, MessageBody, ToolUseResult
 from .codec import DEFAULT_LIMITS, Frame, Limits, encode, read_frame
-from .conversation import Acknowledgement, Configuration, ErrorMessage
-from .errors import ErrorCode, ProtocolError
-from .messages import CONVERSATION_IN_BODY, Envelope, Message, ToolUseResult
+from .error_codes import ErrorCode, ProtocolError
+from .published import Acknowledgement, Configuration, ErrorMessage
 from .sequencing import Role, Sequencer, Sequencing
 from .wire import MessageType
 
@@ -250,7 +250,7 @@ class Connection:
 
     # -- sending --------------------------------------------------------------------------------
 
-    def send(self, message: Message, meta: Mapping[str, Any] | None = None) -> bytes:
+    def send(self, message: MessageBody, meta: Mapping[str, Any] | None = None) -> bytes:
         """Number a message, keep it until acknowledged, and return the frame to write.
 
         Returns:

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, Self, cast
 
-from .conversation import without_none
+from .published import without_none
 from .wire import Fields, MessageType
 
 __all__ = [
-    "ConsentAnswer",
-    "ConsentRequest",
+    "ConsentAnswerBody",
+    "ConsentRequestBody",
     "ConsentScope",
     "RegisterTools",
     "RegisterToolsResult",
@@ -95,7 +95,7 @@ class RegisterToolsResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ConsentRequest:
+class ConsentRequestBody:
     """May this call run? (type 102, server → client); answered by a ConsentAnswer with the same `id`."""
 
     type: ClassVar[MessageType] = MessageType.CONSENT_REQUEST
@@ -146,7 +146,7 @@ class ConsentRequest:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ConsentAnswer:
+class ConsentAnswerBody:
     """The person's answer to a ConsentRequest (type 103, client → server)."""
 
     type: ClassVar[MessageType] = MessageType.CONSENT_ANSWER

@@ -41,7 +41,7 @@ from ..envelopes import (
     unwrap_value,
     wrap_value,
 )
-from .errors import ErrorCode, ProtocolError
+from .error_codes import ErrorCode, ProtocolError
 from .tool_use import ToolUseResult
 
 __all__ = [

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Self, cast
 
 from ..errors import EnvelopeError
-from .errors import ErrorCode, ProtocolError
+from .error_codes import ErrorCode, ProtocolError
 
 __all__ = ["Role", "Sequencer", "Sequencing"]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, Self, cast
 
 from ..envelopes import ResultType
-from .conversation import without_none
-from .errors import ErrorCode, ProtocolError
+from .error_codes import ErrorCode, ProtocolError
+from .published import without_none
 from .wire import Fields, MessageType
 
 __all__ = ["DEFAULT_TIMEOUT_MS", "Execution", "ToolUseRequest", "ToolUseResult"]
@@ -40,8 +40,8 @@ class ToolUseRequest:
     """The request id (≥ 128 random bits, made by the server); the result's `id` repeats it."""
     tool_name: str
     """The tool to run."""
-    parameters: dict[str, Any]
-    """The call's arguments (a dialect names them `arguments`; both are read)."""
+    arguments: dict[str, Any]
+    """The call's arguments, the wire's `parameters` (a dialect names them `arguments`; both are read)."""
     execution: Execution
     """`"client"`: run it and answer; `"server"`: shown for transparency, never answered."""
     timeout_ms: int = DEFAULT_TIMEOUT_MS
@@ -59,7 +59,7 @@ class ToolUseRequest:
             {
                 "id": self.id,
                 "toolName": self.tool_name,
-                "parameters": self.parameters,
+                "parameters": self.arguments,
                 "execution": self.execution,
                 "timeoutMs": self.timeout_ms,
                 "callId": self.call_id,
@@ -76,7 +76,7 @@ class ToolUseRequest:
         return cls(
             id=fields.text("id", non_empty=True),
             tool_name=fields.text("toolName", non_empty=True),
-            parameters=fields.mapping(key),
+            arguments=fields.mapping(key),
             execution=cast(Execution, fields.choice("execution", _EXECUTIONS)),
             timeout_ms=fields.integer("timeoutMs", DEFAULT_TIMEOUT_MS, low=1, high=2**31 - 1),
             call_id=fields.optional_text("callId"),

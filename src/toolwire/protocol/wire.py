@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from enum import IntEnum
 from typing import Any, Final, cast
 
-from .errors import ErrorCode, ProtocolError
+from .error_codes import ErrorCode, ProtocolError
 
 __all__ = ["MessageType", "Fields", "kind"]
 

@@ -42,7 +42,7 @@ from ..protocol import (
     WHOLE_ANSWERS,
     Configuration,
     Connection,
-    ConsentAnswer,
+    ConsentAnswerBody,
     ControlStop,
     Envelope,
     ErrorCode,
@@ -52,13 +52,13 @@ from ..protocol import (
     RegisterToolsResult,
     Sequencing,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
     encode,
 )
 from ..store import CallState, Store
 from .auth import TokenAuth, redact
-from .conversation import ServerConversation
 from .refusals import DEFAULT_REFUSAL_LIMIT, ConnectionRefusals, RefusalLimit, Refusals
+from .server_conversation import ServerConversation
 
 if TYPE_CHECKING:
     pass
@@ -410,7 +410,7 @@ class ToolwireServer:
         self, envelope: Envelope, conversation: ServerConversation, runs: TaskGroup, refusals: ConnectionRefusals
     ) -> None:
         match envelope.message:
-            case UserMessage(id=message_id, content=content):
+            case UserMessageBody(id=message_id, content=content):
                 if not conversation.start(runs, content, message_id):
                     message = "a run is in progress: wait for it, or send ControlStop"
                     await self._error(conversation, envelope, message, refusals)
@@ -424,7 +424,7 @@ class ToolwireServer:
                     runs.start_soon(self._register, conversation, registration)
             case ToolUseResult():
                 pass  # taken (or refused) by `conversation.receive`
-            case ConsentAnswer() as answer:
+            case ConsentAnswerBody() as answer:
                 if not conversation.consent_answered(answer):
                     await self._error(conversation, envelope, f"no open consent request {answer.id!r:.80}", refusals)
             case ControlStop():

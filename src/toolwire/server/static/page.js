@@ -100,7 +100,7 @@ function apply(timeline2, event, browserTools) {
     case "serverToolCall": {
       const { request } = event;
       const entry = tool(timeline2, request.callId ?? request.id, request.toolName, "server");
-      Object.assign(entry, { mode: request.mode ?? entry.mode, args: plain(request.parameters) });
+      Object.assign(entry, { mode: request.mode ?? entry.mode, args: plain(request.arguments) });
       if (entry.status !== "done") Object.assign(entry, { status: "running", startedAt: Date.now() });
       return true;
     }
@@ -113,7 +113,7 @@ function apply(timeline2, event, browserTools) {
     case "clientToolStarted": {
       const { request } = event;
       const entry = tool(timeline2, request.callId ?? request.id, request.toolName, "browser");
-      Object.assign(entry, { mode: request.mode ?? entry.mode, args: plain(request.parameters) });
+      Object.assign(entry, { mode: request.mode ?? entry.mode, args: plain(request.arguments) });
       Object.assign(entry, { status: "running", outcome: void 0, detail: void 0, startedAt: Date.now() });
       return true;
     }
@@ -122,7 +122,7 @@ function apply(timeline2, event, browserTools) {
       const entry = tool(timeline2, request.callId ?? request.id, request.toolName, "browser");
       if (event.replayed && entry.status === "done") return false;
       entry.mode = request.mode ?? entry.mode;
-      entry.args = plain(request.parameters);
+      entry.args = plain(request.arguments);
       finish(entry, result, event.replayed ? entry.durationMs : event.durationMs);
       return true;
     }

@@ -248,7 +248,8 @@ export interface ToolUseRequest {
 	/** The request id; the result's `id` repeats it. */
 	id: string;
 	toolName: string;
-	parameters: WireMap;
+	/** The call's arguments: the wire's `parameters`. */
+	arguments: WireMap;
 	/** `"client"`: run it and answer; `"server"`: shown for transparency, never answered. */
 	execution: Execution;
 	/** Default 30000. */

@@ -1749,7 +1749,7 @@ function toBody(message) {
       return set([
         ["id", message.id],
         ["toolName", message.toolName],
-        ["parameters", message.parameters],
+        ["parameters", message.arguments],
         ["execution", message.execution],
         ["timeoutMs", message.timeoutMs ?? DEFAULT_TIMEOUT_MS],
         ["callId", message.callId],
@@ -2011,7 +2011,7 @@ function toolUseRequest(body) {
     type: MessageType.TOOL_USE_REQUEST,
     id: fields.text("id", true),
     toolName: fields.text("toolName", true),
-    parameters: fields.mapping(key),
+    arguments: fields.mapping(key),
     execution: fields.choice("execution", EXECUTIONS),
     timeoutMs: fields.integer("timeoutMs", DEFAULT_TIMEOUT_MS, { low: 1, high: STANZA_MAX }),
     callId: fields.optionalText("callId"),
@@ -3218,7 +3218,7 @@ var Handlers = class {
     const { id, toolName: name } = request;
     const spec = this.handlers.get(name);
     if (spec === void 0) return failure(id, "unknown_tool", `This client has no tool '${name}'.`);
-    const problems = argumentProblems(this.schemas.get(name), request.parameters);
+    const problems = argumentProblems(this.schemas.get(name), request.arguments);
     if (problems) return failure(id, "invalid_parameters", `Invalid arguments for tool '${name}': ${problems}`);
     let deadline = request.timeoutMs ?? 3e4;
     if (spec.timeoutMs !== void 0) deadline = Math.min(deadline, Math.max(1, Math.round(spec.timeoutMs)));
@@ -3246,7 +3246,7 @@ var Handlers = class {
     });
     const ran = (async () => {
       try {
-        const value = await spec.handler(request.parameters, { request, signal: controller.signal });
+        const value = await spec.handler(request.arguments, { request, signal: controller.signal });
         return this.checked(success(id, value));
       } catch (error) {
         if (error instanceof ToolError) return toolError(id, error);

@@ -31,17 +31,16 @@ from ..events import ModelRequestStarted, RunEvent, RunFinished
 from ..loop import Agent
 from ..models import TextDelta
 from ..pipeline import ToolCallFinished, ToolCallStarted
-from ..policy import ConsentAnswer as PolicyConsentAnswer
-from ..policy import ConsentRequest as PolicyConsentRequest
+from ..policy import ConsentAnswer, ConsentRequest
 from ..protocol import (
     WHOLE_ANSWERS,
-    AssistantMessage,
+    AssistantMessageBody,
     AssistantSentence,
     Connection,
-    ConsentAnswer,
-    ConsentRequest,
+    ConsentAnswerBody,
+    ConsentRequestBody,
     Envelope,
-    Message,
+    MessageBody,
     Received,
     RunState,
     RunStatus,
@@ -100,7 +99,7 @@ class ServerConversation:
         self._scope: anyio.CancelScope | None = None
         self._ended = anyio.Event()
         """Set when the run in progress ends (replaced when the next one starts)."""
-        self._consents: dict[str, tuple[anyio.Event, list[ConsentAnswer]]] = {}
+        self._consents: dict[str, tuple[anyio.Event, list[ConsentAnswerBody]]] = {}
         self.registering = False
         """A RegisterTools is being applied (one at a time per conversation)."""
         self.dispatched: dict[str, str] = dict(sent or {})
@@ -243,7 +242,7 @@ class ServerConversation:
         finally:
             self._lock.release()
 
-    def post(self, message: Message) -> None:
+    def post(self, message: MessageBody) -> None:
         """Number a message now; `flush()` persists and writes it (in numbering order)."""
         self._unwritten.append(self.connection.send(message))
 
@@ -263,7 +262,7 @@ class ServerConversation:
         finally:
             self._lock.release()
 
-    async def send(self, message: Message) -> None:
+    async def send(self, message: MessageBody) -> None:
         """Number, persist, then write a message (it waits in the outbox without a client)."""
         self.post(message)
         await self.flush()
@@ -321,7 +320,7 @@ class ServerConversation:
             ToolUseRequest(
                 id=request.request_id,
                 tool_name=request.tool_name,
-                parameters=dict(request.arguments),
+                arguments=dict(request.arguments),
                 execution="client",
                 timeout_ms=timeout_ms,
                 call_id=request.call_id,
@@ -342,15 +341,15 @@ class ServerConversation:
                 return True
         return False
 
-    async def consent(self, request: PolicyConsentRequest) -> bool | PolicyConsentAnswer:
+    async def consent(self, request: ConsentRequest) -> bool | ConsentAnswer:
         """Ask the connected person (ConsentRequest) and wait for the ConsentAnswer."""
         if self._writer is None:
-            return PolicyConsentAnswer(False, "no client is connected to answer")
+            return ConsentAnswer(False, "no client is connected to answer")
         consent_id = "consent_" + secrets.token_hex(16)
         event, answers = self._consents[consent_id] = (anyio.Event(), [])
         try:
             await self.send(
-                ConsentRequest(
+                ConsentRequestBody(
                     id=consent_id,
                     call_id=request.call.id,
                     tool_name=request.tool,
@@ -365,9 +364,9 @@ class ServerConversation:
         finally:
             del self._consents[consent_id]
         answer = answers[0]
-        return PolicyConsentAnswer(answer.allow, answer.reason, scope=answer.scope)
+        return ConsentAnswer(answer.allow, answer.reason, scope=answer.scope)
 
-    def consent_answered(self, answer: ConsentAnswer) -> bool:
+    def consent_answered(self, answer: ConsentAnswerBody) -> bool:
         """Hand a ConsentAnswer to the prompt waiting for it; False for an unknown id."""
         waiting = self._consents.get(answer.id)
         if waiting is None or waiting[1]:
@@ -465,7 +464,7 @@ class _Channel:
         """Send a client tool request to the connected client."""
         await self._conversation.send_request(request)
 
-    async def consent(self, request: PolicyConsentRequest) -> bool | PolicyConsentAnswer:
+    async def consent(self, request: ConsentRequest) -> bool | ConsentAnswer:
         """Ask the connected person for consent."""
         return await self._conversation.consent(request)
 
@@ -509,7 +508,7 @@ class _Relay:
                 mirrored = ToolUseRequest(
                     id=call.id,
                     tool_name=call.name,
-                    parameters=dict(call.arguments),
+                    arguments=dict(call.arguments),
                     execution="server",
                     call_id=call.id,
                     description=server_tools[call.name].description,
@@ -541,7 +540,7 @@ class _Relay:
                     ToolUseRequest(
                         id=call.id,
                         tool_name=call.name,
-                        parameters=dict(call.arguments),
+                        arguments=dict(call.arguments),
                         execution="server",
                         call_id=call.id,
                     )
@@ -556,7 +555,7 @@ class _Relay:
                 streamed = self.streaming and result.reason == "answer"
                 if result.output and (not streamed or self.conversation.whole_answers):
                     send(
-                        AssistantMessage(
+                        AssistantMessageBody(
                             id="msg_" + secrets.token_hex(8), content=result.output, previous_id=self.message_id
                         )
                     )

@@ -11,18 +11,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self, cast
 
-from .errors import ProtocolError, Severity
+from .error_codes import ProtocolError, Severity
 from .wire import Fields, MessageType
 
 __all__ = [
     "Acknowledgement",
-    "AssistantMessage",
+    "AssistantMessageBody",
     "AssistantSentence",
     "Configuration",
     "ControlStop",
     "ErrorMessage",
     "StartAnswer",
-    "UserMessage",
+    "UserMessageBody",
 ]
 
 STANZA_MAX = 2**31 - 1
@@ -119,7 +119,7 @@ class _Text:
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> Self:
         """Read a wire body."""
-        fields = Fields(body, cls.__name__)
+        fields = Fields(body, cls.type.name.title().replace("_", ""))  # the wire name: "UserMessage"
         return cls(
             id=fields.text("id", non_empty=True),
             content=fields.text("content"),
@@ -128,14 +128,14 @@ class _Text:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class UserMessage(_Text):
+class UserMessageBody(_Text):
     """What the user said (type 2, client → server)."""
 
     type: ClassVar[MessageType] = MessageType.USER_MESSAGE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AssistantMessage(_Text):
+class AssistantMessageBody(_Text):
     """A complete, non-streamed answer (type 3, server → client)."""
 
     type: ClassVar[MessageType] = MessageType.ASSISTANT_MESSAGE

@@ -8,7 +8,7 @@ ToolUseCancel ──► the handler task cancelled, no result sent, ClientToolCa
 ErrorMessage 302 for a result sent ──► ResultRefused
 ToolUseRequest(server), ToolUseResult ──► ServerToolCall, ServerToolResult (mirrored, never run here)
 ConsentRequest ──► consent task ──► ConsentAnswer, ConsentPrompt
-AssistantSentence, RunStatus ──► AnswerText, RunStarted, RunFinished | RunFailed
+AssistantSentence, RunStatus ──► AnswerText, RunStarted, RemoteRunFinished | RunFailed
 RegisterToolsResult ──► the waiting register(); ErrorMessage ──► logged, or RunFailed for our message
 ```
 """
@@ -35,8 +35,8 @@ from ..errors import RegistrationError, ToolwireError, UsageError
 from ..protocol import (
     DEFAULT_LIMITS,
     AssistantSentence,
-    ConsentAnswer,
-    ConsentRequest,
+    ConsentAnswerBody,
+    ConsentRequestBody,
     ControlStop,
     Envelope,
     ErrorCode,
@@ -48,26 +48,26 @@ from ..protocol import (
     ToolUseCancel,
     ToolUseRequest,
     ToolUseResult,
-    UserMessage,
+    UserMessageBody,
     tool_result,
 )
 from . import consent
-from .events import (
+from .handlers import ExecutionLedger, Handler, Handlers, elapsed_ms, failure
+from .link import Link, Reconnect
+from .run_events import (
     AnswerText,
     ClientToolCall,
     ClientToolCanceled,
     ConnectionClosed,
     ConsentPrompt,
     Event,
+    RemoteRunFinished,
     ResultRefused,
     RunFailed,
-    RunFinished,
     RunStarted,
     ServerToolCall,
     ServerToolResult,
 )
-from .link import Link, Reconnect
-from .tools import ExecutionLedger, Handler, Handlers, elapsed_ms, failure
 
 __all__ = ["Client", "connect"]
 
@@ -102,7 +102,7 @@ class Client:
         url: str,
         *,
         token: str,
-        on_consent: consent.ConsentHandler | None = None,
+        on_consent: consent.ConsentPromptHandler | None = None,
         on_refused: Callable[[ResultRefused], object] | None = None,
         reconnect: Reconnect | None = None,
         limits: Limits = DEFAULT_LIMITS,
@@ -115,7 +115,7 @@ class Client:
         self.link = Link(url, token=token, receive=self._act, failed=self._fail, reconnect=reconnect, limits=limits)
         """The connection across sockets (see `toolwire.client.link`)."""
         self._tasks: TaskGroup | None = None
-        self._consents: dict[str, ConsentAnswer | None] = {}
+        self._consents: dict[str, ConsentAnswerBody | None] = {}
         self._mirrored: dict[str, str] = {}
         self._registrations: deque[_Waiter] = deque()
         self._listener: MemoryObjectSendStream[Event | ToolwireError] | None = None
@@ -151,7 +151,7 @@ class Client:
     def tool(self, name: str | Handler | None = None, /, *, timeout: float | None = None) -> Any:
         """Register a handler: `@client.tool`, `@client.tool("OpenFile")` or `@client.tool("X", timeout=5)`.
 
-        The function gets the request's parameters as keyword arguments and is returned unchanged.
+        The function gets the request's arguments as keyword arguments and is returned unchanged.
         `timeout` (seconds) applies when it is shorter than the request's `timeoutMs`.
         """
         if callable(name):
@@ -212,7 +212,7 @@ class Client:
         Yields `RunStarted`, `AnswerText` pieces, `ServerToolCall` / `ServerToolResult`
         (mirrored, never executed here), `ClientToolCall` (what this client answered),
         `ClientToolCanceled` (a call the server settled without this client's result),
-        `ResultRefused`, `ConsentPrompt`, and last `RunFinished`. Client tools and consent prompts are answered
+        `ResultRefused`, `ConsentPrompt`, and last `RemoteRunFinished`. Client tools and consent prompts are answered
         whether or not you iterate. Iterate to the end (or `stop()` the run) before sending the
         next message: a new `send()` ends the iteration of an earlier one.
 
@@ -227,7 +227,7 @@ class Client:
         try:
             async with receiver:
                 message_id = _new_id("msg")
-                await self.link.post(UserMessage(id=message_id, content=text), numbered=self._numbered)
+                await self.link.post(UserMessageBody(id=message_id, content=text), numbered=self._numbered)
                 run_id: str | None = None
                 async for item in receiver:
                     if isinstance(item, ToolwireError):
@@ -239,7 +239,7 @@ class Client:
                             continue  # an earlier run, replayed on a resume
                         run_id = item.run_id
                     yield item
-                    if isinstance(item, RunFinished):
+                    if isinstance(item, RemoteRunFinished):
                         return
         finally:
             if self._listener is sender:
@@ -255,7 +255,7 @@ class Client:
         """
         output = ""
         async for event in self.send(text):
-            if isinstance(event, RunFinished):
+            if isinstance(event, RemoteRunFinished):
                 output = event.output or ""
         return output
 
@@ -287,7 +287,7 @@ class Client:
                 self._remember(self._mirrored, request.id, request.tool_name)
                 self._emit(
                     ServerToolCall(
-                        id=request.id, tool_name=request.tool_name, arguments=request.parameters, mode=request.mode
+                        id=request.id, tool_name=request.tool_name, arguments=request.arguments, mode=request.mode
                     )
                 )
             case ToolUseRequest() as request:  # "client", and "either" (it came to us: run it here)
@@ -297,7 +297,7 @@ class Client:
                 self._emit(ServerToolResult(id=result.id, tool_name=tool, result=tool_result(result, tool=tool)))
             case ToolUseCancel(id=request_id, code=code, reason=reason):
                 self._withdraw(request_id, code, reason)
-            case ConsentRequest() as request:
+            case ConsentRequestBody() as request:
                 self._consent_requested(request)
             case AssistantSentence(text=text, message_id=message_id) if text:
                 self._emit(AnswerText(text=text, message_id=message_id))
@@ -307,7 +307,9 @@ class Client:
             case RunStatus(status="finished") as status:
                 self._run_id = None
                 self._emit(
-                    RunFinished(run_id=status.run_id, reason=status.reason, detail=status.detail, output=status.output)
+                    RemoteRunFinished(
+                        run_id=status.run_id, reason=status.reason, detail=status.detail, output=status.output
+                    )
                 )
             case RunStatus(run_id=run_id, detail=detail):
                 self._run_id = None
@@ -383,7 +385,7 @@ class Client:
             scope.cancel()
         self._emit(ClientToolCanceled(request_id=request_id, code=code, reason=reason, running=scope is not None))
 
-    def _consent_requested(self, request: ConsentRequest) -> None:
+    def _consent_requested(self, request: ConsentRequestBody) -> None:
         assert self._tasks is not None
         if request.id not in self._consents:
             self._remember(self._consents, request.id, None)
@@ -391,7 +393,7 @@ class Client:
         elif (answer := self._consents[request.id]) is not None:  # asked again: the same answer
             self._tasks.start_soon(self._answer, answer)
 
-    async def _answer_consent(self, request: ConsentRequest) -> None:
+    async def _answer_consent(self, request: ConsentRequestBody) -> None:
         answer = await consent.ask(self.on_consent, request)
         self._consents[request.id] = answer
         await self._answer(answer)
@@ -402,7 +404,7 @@ class Client:
             with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self._listener.send_nowait(item)
 
-    async def _answer(self, message: ToolUseResult | ConsentAnswer) -> None:
+    async def _answer(self, message: ToolUseResult | ConsentAnswerBody) -> None:
         request_id = message.id if isinstance(message, ToolUseResult) else None
 
         def numbered(stanza: int) -> None:  # a 302 refusing a result names its stanza
@@ -438,7 +440,7 @@ async def connect(
     token: str,
     groups: Iterable[ClientToolGroup | Mapping[str, Any]] = (),
     handlers: Mapping[str, Handler] | None = None,
-    on_consent: consent.ConsentHandler | None = None,
+    on_consent: consent.ConsentPromptHandler | None = None,
     on_refused: Callable[[ResultRefused], object] | None = None,
     conversation: str | None = None,
     expanded_containers: Iterable[str] = (),

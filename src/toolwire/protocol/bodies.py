@@ -15,33 +15,40 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias, assert_never
 
-from .conversation import (
+from .error_codes import ErrorCode, ProtocolError
+from .extensions import (
+    ConsentAnswerBody,
+    ConsentRequestBody,
+    RegisterTools,
+    RegisterToolsResult,
+    RunStatus,
+    ToolUseCancel,
+)
+from .published import (
     Acknowledgement,
-    AssistantMessage,
+    AssistantMessageBody,
     AssistantSentence,
     Configuration,
     ControlStop,
     ErrorMessage,
     StartAnswer,
-    UserMessage,
+    UserMessageBody,
 )
-from .errors import ErrorCode, ProtocolError
-from .extensions import ConsentAnswer, ConsentRequest, RegisterTools, RegisterToolsResult, RunStatus, ToolUseCancel
 from .tool_use import ToolUseRequest, ToolUseResult
 from .wire import MessageType
 
 __all__ = [
     "CONVERSATION_IN_BODY",
     "Acknowledgement",
-    "AssistantMessage",
+    "AssistantMessageBody",
     "AssistantSentence",
     "Configuration",
-    "ConsentAnswer",
-    "ConsentRequest",
+    "ConsentAnswerBody",
+    "ConsentRequestBody",
     "ControlStop",
     "Envelope",
     "ErrorMessage",
-    "Message",
+    "MessageBody",
     "MessageType",
     "RegisterTools",
     "RegisterToolsResult",
@@ -50,14 +57,14 @@ __all__ = [
     "ToolUseCancel",
     "ToolUseRequest",
     "ToolUseResult",
-    "UserMessage",
+    "UserMessageBody",
     "parse_body",
 ]
 
-Message: TypeAlias = (
+MessageBody: TypeAlias = (
     ErrorMessage
-    | UserMessage
-    | AssistantMessage
+    | UserMessageBody
+    | AssistantMessageBody
     | ToolUseRequest
     | ToolUseResult
     | Acknowledgement
@@ -67,8 +74,8 @@ Message: TypeAlias = (
     | AssistantSentence
     | RegisterTools
     | RegisterToolsResult
-    | ConsentRequest
-    | ConsentAnswer
+    | ConsentRequestBody
+    | ConsentAnswerBody
     | RunStatus
     | ToolUseCancel
 )
@@ -86,7 +93,7 @@ CONVERSATION_IN_BODY: Final = frozenset(
 """The types whose body repeats the envelope's `conversationId`."""
 
 
-def parse_body(type: int, body: Mapping[str, Any]) -> Message:
+def parse_body(type: int, body: Mapping[str, Any]) -> MessageBody:
     """Read the body of a message of numeric type `type`.
 
     Raises:
@@ -100,9 +107,9 @@ def parse_body(type: int, body: Mapping[str, Any]) -> Message:
         case MessageType.ERROR:
             return ErrorMessage.from_body(body)
         case MessageType.USER_MESSAGE:
-            return UserMessage.from_body(body)
+            return UserMessageBody.from_body(body)
         case MessageType.ASSISTANT_MESSAGE:
-            return AssistantMessage.from_body(body)
+            return AssistantMessageBody.from_body(body)
         case MessageType.TOOL_USE_REQUEST:
             return ToolUseRequest.from_body(body)
         case MessageType.TOOL_USE_RESULT:
@@ -122,9 +129,9 @@ def parse_body(type: int, body: Mapping[str, Any]) -> Message:
         case MessageType.REGISTER_TOOLS_RESULT:
             return RegisterToolsResult.from_body(body)
         case MessageType.CONSENT_REQUEST:
-            return ConsentRequest.from_body(body)
+            return ConsentRequestBody.from_body(body)
         case MessageType.CONSENT_ANSWER:
-            return ConsentAnswer.from_body(body)
+            return ConsentAnswerBody.from_body(body)
         case MessageType.RUN_STATUS:
             return RunStatus.from_body(body)
         case MessageType.TOOL_USE_CANCEL:
@@ -142,7 +149,7 @@ class Envelope:
     sequenced (Configuration, Acknowledgement, a connection's own ErrorMessages)."""
     conversation_id: str
     """The conversation (thread) the message belongs to; empty on a client's first Configuration."""
-    message: Message
+    message: MessageBody
     """The body."""
     meta: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """Free metadata: `timestamp`, `clientVersion`, tracing (`messaging.trace_id`, `messaging.span_id`)."""

@@ -36,10 +36,10 @@ from ..envelopes import ToolResult, wrap_value
 from ..errors import ToolError, UsageError
 from ..protocol import DEFAULT_LIMITS, Envelope, Limits, ToolUseRequest, ToolUseResult, encode, result_message
 
-__all__ = ["Execution", "ExecutionLedger", "Handler", "Handlers", "failure", "success"]
+__all__ = ["ExecutionLedger", "ExecutionRecord", "Handler", "Handlers", "failure", "success"]
 
 Handler: TypeAlias = Callable[..., Any]
-"""A sync or async function called with the request's parameters as keyword arguments.
+"""A sync or async function called with the request's arguments as keyword arguments.
 
 It returns text, a JSON value, a content item (`TextContent`, `JsonContent`, `BinaryContent`), a
 list of content items, None, or a `ClientToolResponse` (to fail with a message or to augment).
@@ -94,7 +94,7 @@ def _from_response(request_id: str, response: ClientToolResponse) -> ToolUseResu
 
 
 @dataclass(slots=True, kw_only=True)
-class Execution:
+class ExecutionRecord:
     """One request id in the ledger."""
 
     request: ToolUseRequest
@@ -108,13 +108,13 @@ class ExecutionLedger:
 
     def __init__(self, max_entries: int = 10_000) -> None:
         self.max_entries = max_entries
-        self._entries: dict[str, Execution] = {}
+        self._entries: dict[str, ExecutionRecord] = {}
 
-    def get(self, request_id: str) -> Execution | None:
+    def get(self, request_id: str) -> ExecutionRecord | None:
         """The execution of `request_id`, if this client has seen it."""
         return self._entries.get(request_id)
 
-    def start(self, request: ToolUseRequest) -> Execution:
+    def start(self, request: ToolUseRequest) -> ExecutionRecord:
         """Record that `request` runs now; call `get()` first, a request id starts only once.
 
         Raises:
@@ -122,7 +122,7 @@ class ExecutionLedger:
         """
         if request.id in self._entries:
             raise UsageError(f"request {request.id!r} already ran: answer it from the ledger")
-        entry = self._entries[request.id] = Execution(request=request)
+        entry = self._entries[request.id] = ExecutionRecord(request=request)
         while len(self._entries) > self.max_entries:
             oldest = next((key for key, value in self._entries.items() if value.result is not None), None)
             if oldest is None:
@@ -133,7 +133,7 @@ class ExecutionLedger:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def __iter__(self) -> Iterator[Execution]:
+    def __iter__(self) -> Iterator[ExecutionRecord]:
         return iter(list(self._entries.values()))
 
 
@@ -182,7 +182,7 @@ class Handlers:
 
     async def run(self, request: ToolUseRequest) -> ToolUseResult:
         """Run the request's handler and return the answer; never raises but for cancellation."""
-        name, arguments = request.tool_name, request.parameters
+        name, arguments = request.tool_name, request.arguments
         handler = self._handlers.get(name)
         if handler is None:
             return failure(request.id, "unknown_tool", f"This client has no tool '{name}'.")

@@ -17,7 +17,7 @@ from typing import Any, TypeAlias
 
 from ..envelopes import ToolResult
 from ..errors import ClientDisconnected, ToolwireError
-from ..protocol import ConsentAnswer, ConsentRequest, ToolUseRequest, ToolUseResult
+from ..protocol import ConsentAnswerBody, ConsentRequestBody, ToolUseRequest, ToolUseResult
 
 __all__ = [
     "AnswerText",
@@ -25,8 +25,8 @@ __all__ = [
     "ConnectionClosed",
     "ConsentPrompt",
     "Event",
+    "RemoteRunFinished",
     "RunFailed",
-    "RunFinished",
     "RunStarted",
     "ServerToolCall",
     "ServerToolResult",
@@ -143,12 +143,12 @@ class ResultRefused:
 class ConsentPrompt:
     """The server asked whether a call may run, and this client answered."""
 
-    request: ConsentRequest
-    answer: ConsentAnswer
+    request: ConsentRequestBody
+    answer: ConsentAnswerBody
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RunFinished:
+class RemoteRunFinished:
     """The run ended; `send()` stops after this event."""
 
     run_id: str
@@ -169,6 +169,6 @@ Event: TypeAlias = (
     | ClientToolCanceled
     | ResultRefused
     | ConsentPrompt
-    | RunFinished
+    | RemoteRunFinished
 )
 """Everything `Client.send()` yields."""
