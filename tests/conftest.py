@@ -7,7 +7,21 @@ server and the clients need asyncio (uvicorn, websockets), so their tests run on
 import pytest
 
 ON_TRIO_TOO = frozenset(
-    {"test_fast_paths", "test_pipeline", "test_policy", "test_filters", "test_tools", "test_loop", "test_resume"}
+    {
+        "test_fast_paths",
+        "test_pipeline",
+        "test_policy",
+        "test_filters",
+        "test_tools",
+        "test_loop",
+        "test_resume",
+        "test_contract",  # tests/toolsets/
+        "test_toolsets",
+        "test_thread_store",  # tests/store/contracts/
+        "test_approval_store",
+        "test_client_state_store",
+        "test_wire_state_store",
+    }
 )
 
 
