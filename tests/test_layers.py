@@ -169,6 +169,13 @@ def test_the_ledger_does_not_import_client_tools() -> None:
     assert not {name for name in names("toolwire.ledger") if name.startswith("toolwire.client_tools")}
 
 
+def test_the_loop_knows_client_tools_only_as_a_toolset() -> None:
+    # The loop runs every toolset's calls the same way: it names no part of the client toolset
+    # (its hub only routes consent to the person at the thread's client, for any tool).
+    parts = {"toolwire.client_tools.session", "toolwire.client_tools.toolset", "toolwire.client_tools.state"}
+    assert names("toolwire.runs") & parts == set()
+
+
 def test_nothing_outside_the_store_names_a_store_implementation() -> None:
     implementations = {"toolwire.store.memory", "toolwire.store.sqlite"}
     users = [
