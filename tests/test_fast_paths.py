@@ -25,7 +25,9 @@ from toolwire.models import ModelRequest, ModelResponse, TextDelta
 from toolwire.store import LedgerEntry
 
 Guarded: TypeAlias = Callable[..., Coroutine[Any, Any, Any]]
-Together: TypeAlias = Callable[[Callable[[Any], Coroutine[Any, Any, None]], Sequence[Any]], Coroutine[Any, Any, None]]
+Together: TypeAlias = Callable[
+    [Callable[[Any, Any], Coroutine[Any, Any, None]], Sequence[Any], Any], Coroutine[Any, Any, None]
+]
 
 
 @pytest.fixture(params=["fast", "plain"])
@@ -33,10 +35,10 @@ def guarded(request: pytest.FixtureRequest) -> Guarded:
     return _fast.guarded if request.param == "fast" else guard.guarded
 
 
-async def _task_group(run: Callable[[Any], Coroutine[Any, Any, None]], items: Sequence[Any]) -> None:
+async def _task_group(run: Callable[[Any, Any], Coroutine[Any, Any, None]], items: Sequence[Any], extra: Any) -> None:
     async with anyio.create_task_group() as group:
         for item in items:
-            group.start_soon(run, item)
+            group.start_soon(run, item, extra)
 
 
 @pytest.fixture(params=["fast", "plain"])
@@ -195,19 +197,19 @@ async def test_a_worker_thread_call_is_abandoned_at_the_deadline(guarded: Guarde
 async def test_together_runs_every_item(run_together: Together) -> None:
     done: list[int] = []
 
-    async def run(item: int) -> None:
+    async def run(item: int, _: object) -> None:
         if item % 2:
             await anyio.lowlevel.checkpoint()
         done.append(item)
 
-    await run_together(run, [1, 2, 3, 4, 5])
+    await run_together(run, [1, 2, 3, 4, 5], None)
     assert sorted(done) == [1, 2, 3, 4, 5]
 
 
 async def test_together_runs_the_items_concurrently(run_together: Together) -> None:
     first_waits, second_ran = anyio.Event(), anyio.Event()
 
-    async def run(item: str) -> None:
+    async def run(item: str, _: object) -> None:
         if item == "first":
             first_waits.set()
             await second_ran.wait()  # finishes only if the second runs meanwhile
@@ -216,18 +218,18 @@ async def test_together_runs_the_items_concurrently(run_together: Together) -> N
             second_ran.set()
 
     with anyio.fail_after(5):
-        await run_together(run, ["first", "second"])
+        await run_together(run, ["first", "second"], None)
     assert second_ran.is_set()
 
 
 async def test_together_propagates_a_failure(run_together: Together) -> None:
-    async def run(item: int) -> None:
+    async def run(item: int, _: object) -> None:
         await anyio.lowlevel.checkpoint()
         if item == 2:
             raise ValueError("bad item")
 
     with pytest.raises(ExceptionGroup) as caught:
-        await run_together(run, [1, 2, 3])
+        await run_together(run, [1, 2, 3], None)
     assert [str(error) for error in caught.value.exceptions] == ["bad item"]
 
 

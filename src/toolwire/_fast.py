@@ -134,17 +134,20 @@ def resume(coroutine: Coroutine[Any, Any, T], step: Any) -> Awaitable[T]:
     return _Drive(coroutine, step, None)
 
 
-async def together(run: Callable[[X], Coroutine[Any, Any, None]], items: Sequence[X]) -> None:
-    """Await `run(item)` for every item, concurrently: an anyio task group's `start_soon` for each."""
+async def together(run: Callable[[X, Any], Coroutine[Any, Any, None]], items: Sequence[X], extra: Any) -> None:
+    """Await `run(item, extra)` for every item, concurrently: an anyio task group's `start_soon` for each.
+
+    `extra` is passed as such, not bound in a `partial`: a batch's calls are the hot path.
+    """
     if asyncio_loop() is None:  # not on asyncio (trio): the plain version
         from anyio import create_task_group
 
         async with create_task_group() as group:
             for item in items:
-                group.start_soon(run, item)
+                group.start_soon(run, item, extra)
         return
     for position, item in enumerate(items):
-        running = run(item)
+        running = run(item, extra)
         try:
             step = running.send(None)
         except StopIteration:
@@ -153,7 +156,7 @@ async def together(run: Callable[[X], Coroutine[Any, Any, None]], items: Sequenc
 
         async with asyncio.TaskGroup() as tasks:
             for later in items[position + 1 :]:
-                tasks.create_task(run(later))
+                tasks.create_task(run(later, extra))
             await resume(running, step)
         return
 

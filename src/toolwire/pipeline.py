@@ -379,7 +379,7 @@ class Pipeline:
                 for ctx in contexts:
                     group.start_soon(limited, ctx)
             return
-        await together(partial(self._settle, record=record), contexts)
+        await together(self._settle, contexts, record)
 
     def _unexpected(self, exc: Exception, what: str, *args: object) -> str:
         """Log an unexpected exception in full under a new error id; return what others may see of it.
