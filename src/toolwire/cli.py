@@ -5,6 +5,7 @@ toolwire chat                          # the local model when installed, fully o
 toolwire chat --model openai:gpt-4o-mini
 toolwire chat --data-dir .toolwire --thread THREAD_ID   # continue a stored conversation
 toolwire chat --url ws://127.0.0.1:8765/ws --token TOKEN # chat through a toolwire server (docs/client.md)
+toolwire mcp serve --app myapp:make_agent                # its tools to an MCP client, over stdio (docs/mcp-serve.md)
 ```
 
 Both chats follow one set of rules (docs/chat.md): Ctrl-C stops the run in progress (on the server
@@ -98,6 +99,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="R",
         help="refused frames a principal's connections may cause per second after the burst (default 10)",
     )
+    mcp = commands.add_parser("mcp", help="MCP: serve toolwire's tools to MCP clients (needs the 'mcp' extra)")
+    mcp_commands = mcp.add_subparsers(dest="mcp_command", required=True)
+    mcp_serve = mcp_commands.add_parser("serve", help="serve an application's tools over stdio (docs/mcp-serve.md)")
+    mcp_serve.add_argument(
+        "--app",
+        required=True,
+        help="module:factory returning your Agent, Pipeline or Toolbox (called without arguments)",
+    )
     conversations = commands.add_parser(
         "conversations", help="list the conversations of a data directory, or cancel one"
     )
@@ -112,6 +121,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "conversations":
             return anyio.run(_conversations, args)
+        if args.command == "mcp":
+            from .interop.mcp_serve import load_pipeline, serve_stdio
+
+            anyio.run(serve_stdio, load_pipeline(args.app))
+            return 0
         if args.command == "serve":
             from .server.serve import ServeOptions, serve
 

@@ -1,0 +1,197 @@
+"""toolwire's tools served over MCP: the same pipeline (validation, policy, filters, deadline) behind `tools/call`.
+
+```
+toolwire mcp serve --app myapp:make_agent      # stdio; an MCP client starts it as a subprocess
+```
+
+Each tool is listed with its JSON Schema and all four annotations, always explicit, from its
+`ToolMode` (`idempotentHint` from `Tool.idempotent`, except read tools, which always are):
+
+| mode          | readOnlyHint | destructiveHint | idempotentHint    | openWorldHint |
+|---------------|--------------|-----------------|-------------------|---------------|
+| `read`        | true         | false           | true              | false         |
+| `safe_write`  | false        | false           | `Tool.idempotent` | false         |
+| `external`    | false        | false           | `Tool.idempotent` | true          |
+| `destructive` | false        | true            | `Tool.idempotent` | false         |
+| `local`       | false        | true            | `Tool.idempotent` | false         |
+
+A call's `ToolResult` becomes the `CallToolResult`: Success is content (a string as text, any
+other value as its JSON text, an object also as `structuredContent`); every other outcome sets
+`isError` with the error text, and `_meta` carries the outcome under toolwire's prefix
+(`dev.toolwire/outcome`: `error`, `canceled`, `timeout` or `denied`; `dev.toolwire/code`: the wire
+code, e.g. `invalid_parameters`; `dev.toolwire/payload`: the payload the model would see).
+
+An Ask is put to the person at the MCP client with an elicitation (yes or no) when the client
+declared the capability and the connection can carry a server request (the handshake generation
+of the protocol); a yes approves that one call, once. The application's own consent handler, when
+its policy has one, decides first (`PermissionPolicy.check`). With no way to ask, the call is
+Denied. One process serves one MCP connection, which is one toolwire thread: grants and
+remembered denials last as long as the process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import secrets
+import sys
+from typing import Any, Final, cast
+
+from .._extras import import_extra
+from ..envelopes import ResultType, ToolCall, ToolResult
+from ..errors import UsageError
+from ..loop import Agent
+from ..modes import ToolMode
+from ..pipeline import Pipeline
+from ..policy import ConsentAnswer, ConsentHandler, ConsentRequest
+from ..tools import Tool, Toolbox
+
+import_extra("mcp", "mcp")  # a missing SDK fails here, naming the extra to install
+
+import mcp.types as types  # noqa: E402
+from mcp.server import Server, ServerRequestContext  # noqa: E402
+from mcp.server.stdio import stdio_server  # noqa: E402
+
+__all__ = ["META_PREFIX", "annotations_for", "build_server", "load_pipeline", "serve_stdio"]
+
+META_PREFIX: Final = "dev.toolwire/"
+"""The prefix of toolwire's `_meta` keys (the spec reserves `modelcontextprotocol` and `mcp` prefixes)."""
+_OUTCOMES: Final = {
+    ResultType.ERROR: "error",
+    ResultType.CANCELED: "canceled",
+    ResultType.TIMEOUT: "timeout",
+    ResultType.DENIED: "denied",
+}
+_APPROVAL_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"approve": {"type": "boolean", "title": "Allow this call", "default": False}},
+    "required": ["approve"],
+}
+_ELICITATION: Final = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+
+
+def annotations_for(tool: Tool[..., Any]) -> types.ToolAnnotations:
+    """The four MCP hints of a tool, all explicit, from its `ToolMode` (see the module's table)."""
+    mode = tool.mode
+    read = mode is ToolMode.READ
+    return types.ToolAnnotations(
+        read_only_hint=read,
+        destructive_hint=mode in (ToolMode.DESTRUCTIVE, ToolMode.LOCAL),
+        idempotent_hint=read or tool.idempotent,
+        open_world_hint=mode is ToolMode.EXTERNAL,
+    )
+
+
+def build_server(pipeline: Pipeline, *, name: str = "toolwire", thread_id: str | None = None) -> Server[Any]:
+    """An MCP server (the SDK's low-level `Server`) whose tools are the pipeline's toolbox.
+
+    Run it on a transport next, e.g. `serve_stdio`. Calls run through `pipeline`: its policy,
+    filters and limits apply, and an Ask is put to the MCP client (see the module docstring).
+
+    Args:
+        pipeline: The tools with their policy and filters.
+        name: The server's name in the MCP handshake.
+        thread_id: The toolwire thread the calls belong to (approvals, grants and remembered
+            denials are per thread); a fresh one when None.
+    """
+    thread = thread_id or "mcp_" + secrets.token_hex(16)
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=tool.name,
+                    description=tool.description,
+                    input_schema=tool.parameters_schema,
+                    annotations=annotations_for(tool),
+                )
+                for tool in pipeline.toolbox
+            ]
+        )
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        call = ToolCall(id="mcp_" + secrets.token_hex(8), name=params.name, arguments=dict(params.arguments or {}))
+        asking = pipeline.with_tools(pipeline.toolbox, client=_elicitation(ctx))
+        return to_call_result(await asking.invoke(call, thread_id=thread))
+
+    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _elicitation(ctx: ServerRequestContext[Any]) -> ConsentHandler | None:
+    """A consent handler that asks the MCP client's user, or None when the client cannot be asked."""
+    session = ctx.session
+    if not session.can_send_request or not session.check_client_capability(_ELICITATION):
+        return None  # the policy denies: no one is available to approve it
+
+    async def ask(request: ConsentRequest) -> ConsentAnswer:
+        arguments = json.dumps(request.call.arguments, ensure_ascii=False)
+        message = f"Allow '{request.tool}' ({request.mode}) with {arguments}? {request.reason}."
+        answer = await session.elicit_form(message, _APPROVAL_SCHEMA, related_request_id=ctx.request_id)
+        if answer.action == "accept" and (answer.content or {}).get("approve") is True:
+            return ConsentAnswer(True, scope="once")
+        refused = "the user declined" if answer.action != "cancel" else "the user dismissed the request"
+        return ConsentAnswer(False, refused)
+
+    return ask
+
+
+def to_call_result(result: ToolResult) -> types.CallToolResult:
+    """The MCP `CallToolResult` of a toolwire result (see the module docstring)."""
+    if result.success:
+        data = result.data
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        structured = cast("dict[str, Any]", data) if isinstance(data, dict) else None
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
+    meta: dict[str, Any] = {
+        f"{META_PREFIX}outcome": _OUTCOMES[result.type],
+        f"{META_PREFIX}code": result.wire_code,
+        f"{META_PREFIX}payload": result.payload(),
+    }
+    text = result.error or result.message or _OUTCOMES[result.type]
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True, _meta=meta)
+
+
+def load_pipeline(spec: str) -> Pipeline:
+    """The pipeline `module:factory` names: the factory returns an `Agent`, a `Pipeline` or a `Toolbox`.
+
+    An `Agent` serves its function tools (`agent.pipeline`: its policy and filters); a `Toolbox`
+    is served with the default policy and no filters.
+
+    Raises:
+        UsageError: The factory cannot be found or called without arguments, or returns
+            something else.
+    """
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise UsageError(f"--app takes module:factory, e.g. myapp:make_agent (got {spec!r})")
+    sys.path.insert(0, os.getcwd())
+    try:
+        factory: Any = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"cannot load --app {spec}: {exc}") from None
+    if not callable(factory):
+        raise UsageError(f"--app {spec} is a {type(factory).__name__}, not a function")
+    made: object = factory()
+    if inspect.iscoroutine(made):
+        made.close()
+        raise UsageError(f"--app {spec} is async; give a plain function returning an Agent, Pipeline or Toolbox")
+    match made:
+        case Agent():
+            return made.pipeline
+        case Pipeline():
+            return made
+        case Toolbox():
+            return Pipeline(made)
+        case _:
+            raise UsageError(f"--app {spec} returned {type(made).__name__}, not an Agent, Pipeline or Toolbox")
+
+
+async def serve_stdio(pipeline: Pipeline, *, name: str = "toolwire") -> None:
+    """Serve the pipeline's tools to one MCP client over standard input and output, until it leaves."""
+    server = build_server(pipeline, name=name)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
