@@ -6,13 +6,13 @@ import sys
 
 import pytest
 
-from toolwire import Agent, Pipeline, Toolbox, UsageError
+from toolwire import Agent, Pipeline, Toolbox, ToolResult, UsageError
 from toolwire.cli import main
 from toolwire.testing import ScriptedModel
 
 pytest.importorskip("mcp")
 
-from toolwire.interop.mcp_serve import load_pipeline
+from toolwire.interop.mcp_serve import load_pipeline, to_call_result
 
 toolbox = Toolbox()
 agent = Agent(ScriptedModel([]), tools=toolbox)
@@ -62,3 +62,21 @@ def test_a_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch, capsys: 
     monkeypatch.delitem(sys.modules, "toolwire.interop.mcp_serve")
     assert main(["mcp", "serve", "--app", "mcp_app:factory"]) == 2
     assert "pip install 'toolwire[mcp]'" in capsys.readouterr().err
+
+
+def test_a_canceled_call_is_an_error_with_the_canceled_outcome():
+    result = to_call_result(ToolResult.canceled("c1", "Stopped", "user"))
+    assert (result.is_error, result.meta) == (
+        True,
+        {
+            "dev.toolwire/outcome": "canceled",
+            "dev.toolwire/code": "canceled",
+            "dev.toolwire/payload": {"canceled": {"reason": "Stopped", "by": "user"}},
+        },
+    )
+
+
+def test_a_value_that_is_not_an_object_is_json_text_without_structured_content():
+    result = to_call_result(ToolResult.ok("c1", [1, 2]))
+    assert (result.is_error, result.structured_content) == (False, None)
+    assert result.content[0].model_dump()["text"] == "[1, 2]"

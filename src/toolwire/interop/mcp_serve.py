@@ -23,7 +23,8 @@ code, e.g. `invalid_parameters`; `dev.toolwire/payload`: the payload the model w
 
 An Ask is put to the person at the MCP client with an elicitation (yes or no) when the client
 declared the capability and the connection can carry a server request (the handshake generation
-of the protocol); a yes approves that one call, once. The application's own consent handler, when
+of the protocol, up to 2025-11-25; the 2026-07-28 generation's input-required results are not
+served yet); a yes approves that one call, once. The application's own consent handler, when
 its policy has one, decides first (`PermissionPolicy.check`). With no way to ask, the call is
 Denied. One process serves one MCP connection, which is one toolwire thread: grants and
 remembered denials last as long as the process.
@@ -53,8 +54,9 @@ import_extra("mcp", "mcp")  # a missing SDK fails here, naming the extra to inst
 import mcp.types as types  # noqa: E402
 from mcp.server import Server, ServerRequestContext  # noqa: E402
 from mcp.server.stdio import stdio_server  # noqa: E402
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
 
-__all__ = ["META_PREFIX", "annotations_for", "build_server", "load_pipeline", "serve_stdio"]
+__all__ = ["META_PREFIX", "annotations_for", "build_server", "load_pipeline", "serve_stdio", "to_call_result"]
 
 META_PREFIX: Final = "dev.toolwire/"
 """The prefix of toolwire's `_meta` keys (the spec reserves `modelcontextprotocol` and `mcp` prefixes)."""
@@ -124,6 +126,8 @@ def build_server(pipeline: Pipeline, *, name: str = "toolwire", thread_id: str |
 def _elicitation(ctx: ServerRequestContext[Any]) -> ConsentHandler | None:
     """A consent handler that asks the MCP client's user, or None when the client cannot be asked."""
     session = ctx.session
+    if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return None  # that generation asks with an input-required result, not served yet: Denied
     if not session.can_send_request or not session.check_client_capability(_ELICITATION):
         return None  # the policy denies: no one is available to approve it
 
