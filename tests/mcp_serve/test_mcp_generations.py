@@ -1,4 +1,4 @@
-"""`build_server` in process: an Ask on each generation of the protocol."""
+"""`build_server` in process: an Ask on each generation of the protocol, an unknown tool."""
 
 from __future__ import annotations
 
@@ -31,3 +31,11 @@ async def test_the_2026_generation_denies_an_ask_until_input_required_is_served(
     assert result.is_error
     assert result.meta is not None
     assert result.meta["dev.toolwire/outcome"] == "denied"
+
+
+async def test_an_unknown_tool_is_an_error_result_not_a_protocol_error():
+    async with Client(build_server(factory()), mode="legacy") as client:
+        result = await client.call_tool("get_weather", {})
+    assert result.is_error
+    assert result.meta is not None
+    assert (result.meta["dev.toolwire/outcome"], result.meta["dev.toolwire/code"]) == ("error", "unknown_tool")
