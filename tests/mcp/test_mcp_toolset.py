@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -28,6 +29,9 @@ from toolwire.interop.mcp import MCPToolset
 from toolwire.messages import ToolResultMessage
 from toolwire.pipeline import Next
 from toolwire.testing import ScriptedModel, validate_transcript
+
+LOOKUP_SERVER = Path(__file__).resolve().parent.parent / "toolsets" / "mcp_lookup_server.py"
+"""A one-tool Python MCP server (`lookup`), shared with the toolset contract suite."""
 
 UNTRUSTED = {
     "echo": ToolMode.EXTERNAL,
@@ -222,3 +226,15 @@ def test_importing_toolwire_does_not_import_the_sdk() -> None:
     code = "import sys, toolwire; print('mcp' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+async def test_a_timeout_tells_the_server_the_call_is_cancelled(tmp_path: Path) -> None:
+    # `cancelled` answers once the server's `lookup` handler was cancelled by notifications/cancelled.
+    env = {"TOOLWIRE_RAN_FILE": str(tmp_path / "ran"), "TOOLWIRE_HANG": "1"}
+    toolset = MCPToolset(sys.executable, [str(LOOKUP_SERVER)], env=env, timeout=1.0)
+    turns = [[call("lookup", key="k")], [call("cancelled", "c2")], "done"]
+    agent = Agent(ScriptedModel(turns), tools=[toolset])
+    async with agent:
+        outcome = await agent.run("go")
+    timed_out, answer = result_of(outcome.transcript), result_of(outcome.transcript, "c2")
+    assert (timed_out.type, answer.type, answer.data) == (ResultType.TIMEOUT, ResultType.SUCCESS, "k")

@@ -1,7 +1,8 @@
-"""A one-tool MCP server for the toolset contract suite, run over stdio: `python mcp_lookup_server.py`.
+"""A small MCP server for the toolset contract suite and the MCP tests, run over stdio.
 
 `lookup(key)` appends the key to the file named by TOOLWIRE_RAN_FILE (so the test sees that it
-ran) and answers "value of {key}"; with TOOLWIRE_HANG set it never answers.
+ran) and answers "value of {key}"; with TOOLWIRE_HANG set it never answers. `cancelled()` waits
+until a `lookup` call was cancelled by the client (`notifications/cancelled`) and answers its key.
 """
 
 from __future__ import annotations
@@ -13,6 +14,14 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("lookup-server")
+_cancelled: list[str] = []
+_events: list[anyio.Event] = []
+
+
+def _event() -> anyio.Event:
+    if not _events:
+        _events.append(anyio.Event())
+    return _events[0]
 
 
 @server.tool(structured_output=False)
@@ -21,8 +30,19 @@ async def lookup(key: str) -> str:
     async with await anyio.open_file(os.environ["TOOLWIRE_RAN_FILE"], "a", encoding="utf-8") as ran:
         await ran.write(key + "\n")
     if os.environ.get("TOOLWIRE_HANG"):
-        await anyio.sleep(math.inf)
+        try:
+            await anyio.sleep(math.inf)
+        finally:
+            _cancelled.append(key)
+            _event().set()
     return f"value of {key}"
+
+
+@server.tool(structured_output=False)
+async def cancelled() -> str:
+    """The key of the first `lookup` call the client cancelled (waits for one)."""
+    await _event().wait()
+    return _cancelled[0]
 
 
 if __name__ == "__main__":

@@ -103,7 +103,9 @@ class Kind:
         if self.name == "mcp":
             assert self.ran_file is not None
             env = {"TOOLWIRE_RAN_FILE": str(self.ran_file), **({"TOOLWIRE_HANG": "1"} if hang else {})}
-            server = MCPToolset(sys.executable, [str(LOOKUP_SERVER)], env=env, timeout=DEADLINE if hang else None)
+            server = MCPToolset(
+                sys.executable, [str(LOOKUP_SERVER)], env=env, tools=["lookup"], timeout=DEADLINE if hang else None
+            )
             return Agent(model, tools=[server], policy=policy, filters=filters)
         toolbox = self.tools(hang=hang)
         toolset = Collapsed(toolbox, name="Data", description="Data tools") if self.name == "collapsed" else toolbox
