@@ -238,3 +238,23 @@ async def test_a_timeout_tells_the_server_the_call_is_cancelled(tmp_path: Path) 
         outcome = await agent.run("go")
     timed_out, answer = result_of(outcome.transcript), result_of(outcome.transcript, "c2")
     assert (timed_out.type, answer.type, answer.data) == (ResultType.TIMEOUT, ResultType.SUCCESS, "k")
+
+
+async def test_an_is_error_result_is_an_execution_error_with_the_servers_text(tmp_path: Path) -> None:
+    toolset = MCPToolset(sys.executable, [str(LOOKUP_SERVER)], env={"TOOLWIRE_RAN_FILE": str(tmp_path / "ran")})
+    _, result = await run(toolset, [[call("fail", reason="disk on fire")], "done"])
+    assert (result.type, result.error_code) == (ResultType.ERROR, "execution_error")
+    assert result.error is not None and "disk on fire" in result.error
+
+
+async def test_a_run_without_setup_says_to_enter_the_agent(everything: dict[str, Any]) -> None:
+    agent = Agent(ScriptedModel(["done"]), tools=[MCPToolset(**everything)])
+    with pytest.raises(UsageError, match="use `async with agent:`"):
+        await agent.run("go")
+
+
+async def test_a_dotted_name_is_offered_sanitized_and_called_by_its_mcp_name(tmp_path: Path) -> None:
+    env = {"TOOLWIRE_RAN_FILE": str(tmp_path / "ran")}
+    toolset = MCPToolset(sys.executable, [str(LOOKUP_SERVER)], env=env, prefix="lk_", tools=["echo.text"])
+    _, result = await run(toolset, [[call("lk_echo_text", text="hi")], "done"])
+    assert (result.type, result.data) == (ResultType.SUCCESS, "hi")

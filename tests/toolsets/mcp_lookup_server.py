@@ -3,6 +3,8 @@
 `lookup(key)` appends the key to the file named by TOOLWIRE_RAN_FILE (so the test sees that it
 ran) and answers "value of {key}"; with TOOLWIRE_HANG set it never answers. `cancelled()` waits
 until a `lookup` call was cancelled by the client (`notifications/cancelled`) and answers its key.
+`fail(reason)` raises: the server answers with `isError: true`. `echo.text(text)`, a name with a
+dot that providers refuse, answers its text.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("lookup-server")
 _cancelled: list[str] = []
@@ -43,6 +46,18 @@ async def cancelled() -> str:
     """The key of the first `lookup` call the client cancelled (waits for one)."""
     await _event().wait()
     return _cancelled[0]
+
+
+@server.tool(structured_output=False)
+async def fail(reason: str) -> str:
+    """Fail with `reason`."""
+    raise ToolError(reason)
+
+
+@server.tool(name="echo.text", structured_output=False)
+async def echo_text(text: str) -> str:
+    """Answer `text`."""
+    return text
 
 
 if __name__ == "__main__":

@@ -162,14 +162,12 @@ class MCPToolset:
         self._client: mcp.Client | None = None
         self._toolbox: Toolbox | None = None
         self._lost: str | None = None
+        self._reported: str | None = None
 
     @property
     def label(self) -> str:
-        """The server's name in messages."""
-        if self.name:
-            return self.name
-        info = self._client.server_info if self._client is not None else None
-        return info.name if info is not None else self.parameters.command
+        """The server's name in messages: `name`, else the name it reported, else the command."""
+        return self.name or self._reported or self.parameters.command
 
     @property
     def toolbox(self) -> Toolbox:
@@ -196,6 +194,8 @@ class MCPToolset:
         client = mcp.Client(self.parameters)
         await client.__aenter__()
         self._client, self._lost, self.sent = client, None, 0
+        info = client.server_info
+        self._reported = info.name if info is not None else None
         try:
             self._toolbox = await self._list_tools(client)
         except BaseException:
