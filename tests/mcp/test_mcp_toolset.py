@@ -28,7 +28,8 @@ from toolwire.errors import UsageError
 from toolwire.interop.mcp import MCPToolset
 from toolwire.messages import ToolResultMessage
 from toolwire.pipeline import Next
-from toolwire.testing import ScriptedModel, validate_transcript
+from toolwire.store.sqlite import SqliteStore
+from toolwire.testing import FunctionModel, ScriptedModel, validate_transcript
 
 LOOKUP_SERVER = Path(__file__).resolve().parent.parent / "toolsets" / "mcp_lookup_server.py"
 """A one-tool Python MCP server (`lookup`), shared with the toolset contract suite."""
@@ -258,3 +259,31 @@ async def test_a_dotted_name_is_offered_sanitized_and_called_by_its_mcp_name(tmp
     toolset = MCPToolset(sys.executable, [str(LOOKUP_SERVER)], env=env, prefix="lk_", tools=["echo.text"])
     _, result = await run(toolset, [[call("lk_echo_text", text="hi")], "done"])
     assert (result.type, result.data) == (ResultType.SUCCESS, "hi")
+
+
+async def test_a_call_open_when_the_process_stopped_is_canceled_on_resume_not_re_sent(tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
+
+    def model(request: Any) -> Any:
+        done = [m for m in request.messages if isinstance(m, ToolResultMessage)]
+        return [call("lookup", key="k")] if not done else f"{done[0].result.type.name}: {done[0].result.data}"
+
+    async with SqliteStore.in_directory(tmp_path / "data") as store:
+        hanging = MCPToolset(
+            sys.executable, [str(LOOKUP_SERVER)], env={"TOOLWIRE_RAN_FILE": str(ran), "TOOLWIRE_HANG": "1"}
+        )
+        agent = Agent(FunctionModel(model), store=store, tools=[hanging])
+        async with agent:
+            with anyio.CancelScope() as process:  # "the process stops": nothing more is written
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(lambda: agent.run("go", thread="t1"))
+                    assert (await hanging.call("started", {})).data == "k"  # the server runs the call
+                    process.cancel()
+    async with SqliteStore.in_directory(tmp_path / "data") as store:
+        answering = MCPToolset(sys.executable, [str(LOOKUP_SERVER)], env={"TOOLWIRE_RAN_FILE": str(ran)})
+        agent = Agent(FunctionModel(model), store=store, tools=[answering])
+        async with agent:
+            result = await agent.resume("t1")
+    assert result is not None and result.output.startswith("CANCELED") and "'by': 'system'" in result.output
+    validate_transcript(result.transcript)
+    assert (ran.read_text().split(), answering.sent) == (["k"], 0)
