@@ -195,3 +195,9 @@ def test_the_reader_sees_what_a_leak_looks_like() -> None:
     assert "toolwire.protocol.codec" in reach("toolwire.protocol.connection")
     assert "toolwire.client.consent" in names("toolwire.client.client")
     assert "anyio" not in reach("toolwire.envelopes")
+
+
+def test_nothing_outside_interop_imports_it_or_the_mcp_sdk() -> None:
+    # `import toolwire` stays light: the MCP SDK is loaded by `toolwire.interop.mcp` only.
+    forbidden = {"mcp", *under("toolwire.interop")}
+    assert [name for name in modules() if not name.startswith("toolwire.interop") and names(name) & forbidden] == []

@@ -77,12 +77,14 @@ MODE_PATTERNS: Final[tuple[tuple[str, ToolMode], ...]] = (
 
 
 class ModeSource(StrEnum):
-    """Where a tool's mode came from, from strongest to weakest."""
+    """Where a tool's mode came from, from strongest to weakest; a `MINIMUM` floor is applied last."""
 
     EXPLICIT = "explicit"
     HINT = "hint"
     PATTERN = "pattern"
     FALLBACK = "fallback"
+    MINIMUM = "minimum"
+    """A floor applied after the others decided (e.g. an untrusted MCP server's minimum mode)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +108,8 @@ class ModeDecision:
                 return f"name matches {self.detail}"
             case ModeSource.FALLBACK:
                 return f"no pattern matches the name; fallback mode {self.mode}"
+            case ModeSource.MINIMUM:
+                return f"raised to {self.mode} by {self.detail or 'a minimum mode'}"
 
 
 _BOUNDARY_LOWER_UPPER = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

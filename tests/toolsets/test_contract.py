@@ -1,15 +1,18 @@
 """The contract every toolset keeps: the same rules apply to every toolset's calls.
 
 Each test runs once per toolset kind: function tools (`Toolbox`), client tools (`ClientToolset`,
-with a `FakeClient` answering), and a `Toolbox` offered `Collapsed` (the model expands it first).
+with a `FakeClient` answering), a `Toolbox` offered `Collapsed` (the model expands it first), and
+an MCP server's tools (`MCPToolset` over stdio, the one-tool server in `mcp_lookup_server.py`).
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,12 +20,16 @@ import pytest
 
 from toolwire import Agent, InvocationContext, PermissionPolicy, ResultType, Toolbox, ToolCall, ToolResult, tool
 from toolwire.client_tools import ClientToolsConfig
+from toolwire.interop.mcp import MCPToolset
 from toolwire.messages import ToolResultMessage
 from toolwire.pipeline import Filter, Next
 from toolwire.policy import ConsentRequest
 from toolwire.store import CallState
 from toolwire.testing import Behaviour, FakeClient, ScriptedModel
 from toolwire.toolsets.collapsed import Collapsed
+
+LOOKUP_SERVER = Path(__file__).resolve().parent / "mcp_lookup_server.py"
+"""The `mcp` kind's server: `lookup` over stdio."""
 
 DEADLINE = 0.05
 """Seconds a call may take in the deadline test (the tool never answers)."""
@@ -55,6 +62,8 @@ class Kind:
     """The keys the tool was run with."""
     prelude: tuple[ToolCall, ...] = ()
     """Calls the model makes first to reach the tool (expanding a container)."""
+    ran_file: Path | None = None
+    """Where the MCP server writes the keys it was run with (the `mcp` kind)."""
 
     def tools(self, *, hang: bool) -> Toolbox:
         ran = self.ran
@@ -91,6 +100,13 @@ class Kind:
         if self.name == "client":
             config = ClientToolsConfig(invoke_timeout=DEADLINE if hang else 30.0)
             return Agent(model, policy=policy, filters=filters, client_tools=config)
+        if self.name == "mcp":
+            assert self.ran_file is not None
+            env = {"TOOLWIRE_RAN_FILE": str(self.ran_file), **({"TOOLWIRE_HANG": "1"} if hang else {})}
+            server = MCPToolset(
+                sys.executable, [str(LOOKUP_SERVER)], env=env, tools=["lookup"], timeout=DEADLINE if hang else None
+            )
+            return Agent(model, tools=[server], policy=policy, filters=filters)
         toolbox = self.tools(hang=hang)
         toolset = Collapsed(toolbox, name="Data", description="Data tools") if self.name == "collapsed" else toolbox
         return Agent(model, tools=[toolset], policy=policy, filters=filters)
@@ -98,6 +114,12 @@ class Kind:
     @asynccontextmanager
     async def running(self, agent: Agent, *, hang: bool = False) -> AsyncIterator[Any]:
         """Yields `run(prompt)`: a run of `agent` with this kind's tools reachable."""
+        if self.name == "mcp":
+            assert self.ran_file is not None
+            async with agent:
+                yield lambda prompt: agent.run(prompt)
+            self.ran.extend(self.ran_file.read_text(encoding="utf-8").split() if self.ran_file.exists() else [])
+            return
         if self.name != "client":
             yield lambda prompt: agent.run(prompt)
             return
@@ -112,10 +134,10 @@ class Kind:
             yield lambda prompt: agent.run(prompt, client_tool_groups=[GROUP], client=client)
 
 
-@pytest.fixture(params=["toolbox", "client", "collapsed"])
-def kind(request: pytest.FixtureRequest) -> Kind:
+@pytest.fixture(params=["toolbox", "client", "collapsed", "mcp"])
+def kind(request: pytest.FixtureRequest, tmp_path: Path) -> Kind:
     prelude = (ToolCall(id="c0", name="Data", arguments={}),) if request.param == "collapsed" else ()
-    return Kind(request.param, prelude=prelude)
+    return Kind(request.param, prelude=prelude, ran_file=tmp_path / "ran")
 
 
 def lookup(call_id: str = "c1", **arguments: Any) -> ToolCall:

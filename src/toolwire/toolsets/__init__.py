@@ -1,9 +1,10 @@
 """The `Toolset` seam: every source of tools the loop offers a model.
 
-The loop knows tools only through this protocol. A `Toolbox` (function tools) and the client
-toolset (`toolwire.client_tools.ClientToolset`) are toolsets; MCP servers and AG-UI front ends
-will be the next. Collapsing, expansion, skills and augmentation belong to the toolset that has
-them; `Collapsed` offers any toolset as one container tool the model expands.
+The loop knows tools only through this protocol. A `Toolbox` (function tools), the client
+toolset (`toolwire.client_tools.ClientToolset`) and an MCP server's tools
+(`toolwire.interop.mcp.MCPToolset`) are toolsets; AG-UI front ends will be the next.
+Collapsing, expansion, skills and augmentation belong to the toolset that has them; `Collapsed`
+offers any toolset as one container tool the model expands.
 
 ```
 Agent(tools=[...])          each toolset: setup() once (async with agent), teardown() at the end

@@ -1,0 +1,15 @@
+"""MCP servers' tools as a toolwire toolset (the `mcp` extra: `pip install 'toolwire[mcp]'`).
+
+See docs/mcp.md. Importing this package imports the official MCP SDK, or fails naming the extra.
+"""
+
+from __future__ import annotations
+
+from .hints import annotation_mode as annotation_mode
+from .hints import tool_mode as tool_mode
+from .mcp_toolset import MCPTool as MCPTool
+from .mcp_toolset import MCPToolset as MCPToolset
+from .names import ToolNames as ToolNames
+from .names import sanitize_tool_name as sanitize_tool_name
+
+__all__ = ["MCPTool", "MCPToolset", "ToolNames", "annotation_mode", "sanitize_tool_name", "tool_mode"]

@@ -1,0 +1,61 @@
+"""An MCP `tools/call` answer (or its failure) as a toolwire `ToolResult`.
+
+| MCP | toolwire |
+|---|---|
+| a result, `isError` false | Success: `structuredContent`, else the text, else the content blocks as JSON |
+| a result, `isError` true | Error `execution_error` with the server's text |
+| a JSON-RPC error (`MCPError`) | Error `execution_error` with the server's message |
+| the connection lost (the server exited, the pipe broke) | Error `execution_error`; the call is never re-sent |
+
+A toolwire deadline is not mapped here: the pipeline cancels the call (the SDK then sends
+`notifications/cancelled`) and records a Timeout, as for every tool.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...envelopes import ToolResult
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
+
+__all__ = ["call_result", "lost_connection"]
+
+
+def _texts(result: CallToolResult) -> list[str] | None:
+    texts: list[str] = []
+    for block in result.content:
+        if block.type != "text":
+            return None
+        texts.append(block.text)
+    return texts
+
+
+def call_result(result: CallToolResult, *, server: str, tool: str) -> ToolResult:
+    """The `ToolResult` of an MCP call's result (see the module's table)."""
+    texts = _texts(result)
+    if result.is_error:
+        text = "\n".join(texts) if texts else "the tool reported an error without text"
+        return ToolResult.failed(None, f"MCP server {server!r}, tool {tool!r}: {text}", error_type="MCPToolError")
+    data: Any
+    if result.structured_content is not None:
+        data = result.structured_content
+    elif texts is not None and len(texts) == 1:
+        data = texts[0]
+    elif texts is not None:
+        data = "\n".join(texts)
+    else:
+        data = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
+    return ToolResult.ok(None, data)
+
+
+def lost_connection(server: str, tool: str, problem: BaseException | str) -> ToolResult:
+    """The Error of a call whose server cannot answer: the connection is lost, the call is not re-sent."""
+    detail = problem if isinstance(problem, str) else (str(problem) or type(problem).__name__)
+    return ToolResult.failed(
+        None,
+        f"MCP server {server!r} could not run {tool!r}: {detail}. The call was not re-sent; "
+        "the server's tools stay unavailable until the agent is set up again.",
+        error_type="MCPConnectionError",
+    )
