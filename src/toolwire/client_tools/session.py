@@ -11,13 +11,13 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from typing import Any, Protocol
 
 import anyio
 
 from ..envelopes import ToolCall, ToolResult
-from ..errors import ClientDisconnected, EnvelopeError, InvalidArguments, RegistrationError
+from ..errors import ClientDisconnected, EnvelopeError, RegistrationError
 from ..messages import ToolDefinition
 from ..protocol import ToolUseResult, tool_result
 from ..protocol.results import answer_from_json
@@ -43,31 +43,13 @@ from .definitions import (
     container_name,
 )
 from .state import ClientState
-from .validation import ArgumentValidator, validate_groups
+from .validation import ArgumentValidator, SchemaParameters, validate_groups
 
 __all__ = ["ClientSession", "ClientToolProxy", "SessionStore"]
 
 _log = logging.getLogger("toolwire.client_tools")
 
 _SENT = (CallState.DISPATCHED, CallState.ANSWERED)
-
-
-class _ClientParameters:
-    """A client tool's parameters: the schema its client registered, checked by its compiled validator."""
-
-    __slots__ = ("_validator", "description", "injected", "json_schema")
-
-    def __init__(self, definition: ClientTool, validator: ArgumentValidator) -> None:
-        self.json_schema: dict[str, Any] = definition.parameters_schema
-        self.description: str = definition.description
-        self.injected: Mapping[str, type] = {}
-        self._validator = validator
-
-    def validate(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Check the arguments against the client's schema (compiled at registration)."""
-        if problems := self._validator.problems(arguments):
-            raise InvalidArguments(tool, problems)
-        return dict(arguments)
 
 
 class ClientToolProxy(Tool[..., Awaitable[ToolResult]]):
@@ -91,7 +73,7 @@ class ClientToolProxy(Tool[..., Awaitable[ToolResult]]):
             description=definition.description,
             timeout=timeout,
             requires_permission=definition.requires_permission,
-            parameters=_ClientParameters(definition, validator),
+            parameters=SchemaParameters(definition.parameters_schema, definition.description, validator),
         )
         self.takes_context = True  # the call's id correlates the request with the ledger
 

@@ -24,13 +24,20 @@ from typing import Any, Final, NoReturn, cast
 
 import jsonschema_rs
 
-from ..errors import RegistrationError
+from ..errors import InvalidArguments, RegistrationError
 from ..modes import normalize_tool_name
 from .definitions import ClientToolGroup, container_name
 from .patterns import SchemaProblem, check_pattern
 from .patterns import preview as _preview
 
-__all__ = ["ArgumentValidator", "SchemaLimits", "SchemaProblem", "check_parameters_schema", "validate_groups"]
+__all__ = [
+    "SchemaParameters",
+    "ArgumentValidator",
+    "SchemaLimits",
+    "SchemaProblem",
+    "check_parameters_schema",
+    "validate_groups",
+]
 
 _REF_KEYWORDS: Final = frozenset({"$ref", "$dynamicRef", "$recursiveRef"})
 _KNOWN_DRAFTS: Final = frozenset(
@@ -396,3 +403,25 @@ def _shorten(message: str, limit: int = 200) -> str:
     if len(message) <= limit:
         return message
     return f"{message[: limit // 2 - 10]} ... {message[-limit // 2 :]}"
+
+
+class SchemaParameters:
+    """A tool's parameters given as a JSON Schema (a client's, an MCP server's), not a signature.
+
+    What `Tool(parameters=...)` takes for such a tool. The arguments are checked by the schema's
+    compiled validator before anything is sent.
+    """
+
+    __slots__ = ("_validator", "description", "injected", "json_schema")
+
+    def __init__(self, schema: dict[str, Any], description: str, validator: ArgumentValidator) -> None:
+        self.json_schema: dict[str, Any] = schema
+        self.description: str = description
+        self.injected: Mapping[str, type] = {}
+        self._validator = validator
+
+    def validate(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Check the arguments against the schema; a copy of them when they pass."""
+        if problems := self._validator.problems(arguments):
+            raise InvalidArguments(tool, problems)
+        return dict(arguments)

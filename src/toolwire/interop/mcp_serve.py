@@ -32,14 +32,12 @@ remembered denials last as long as the process.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
-import os
 import secrets
-import sys
 from typing import Any, Final, cast
 
+from .._apps import find_app
 from .._extras import import_extra
 from ..envelopes import ResultType, ToolCall, ToolResult
 from ..errors import UsageError
@@ -169,14 +167,7 @@ def load_pipeline(spec: str) -> Pipeline:
         UsageError: The factory cannot be found or called without arguments, or returns
             something else.
     """
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise UsageError(f"--app takes module:factory, e.g. myapp:make_agent (got {spec!r})")
-    sys.path.insert(0, os.getcwd())
-    try:
-        factory: Any = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise UsageError(f"cannot load --app {spec}: {exc}") from None
+    factory: Any = find_app(spec)
     if not callable(factory):
         raise UsageError(f"--app {spec} is a {type(factory).__name__}, not a function")
     made: object = factory()

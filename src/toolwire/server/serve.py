@@ -13,7 +13,6 @@ Without `--token`, `TOOLWIRE_TOKEN` or `--tokens`, the token is the one kept in 
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import logging
 import os
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import anyio
 
+from .._apps import find_app
 from ..errors import UsageError
 from ..loop import Agent
 from ..models import import_extra
@@ -100,14 +100,7 @@ def load_agent(spec: str | None, store: Store, model: str | None, *, log_dir: Pa
             store=store,
             policy=PermissionPolicy(store=store),
         )
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise UsageError(f"--app takes module:factory, e.g. myapp:make_agent (got {spec!r})")
-    sys.path.insert(0, os.getcwd())
-    try:
-        factory: Any = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise UsageError(f"cannot load --app {spec}: {exc}") from None
+    factory: Any = find_app(spec)
     agent = _call_factory(spec, factory, store)
     if not isinstance(agent, Agent):
         raise UsageError(f"--app {spec} returned {type(agent).__name__}, not an Agent")

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..._extras import import_extra
 from ...client_tools.patterns import SchemaProblem
-from ...client_tools.validation import ArgumentValidator, check_parameters_schema
+from ...client_tools.validation import ArgumentValidator, SchemaParameters, check_parameters_schema
 from ...envelopes import ToolResult
-from ...errors import InvalidArguments, UsageError
+from ...errors import UsageError
 from ...modes import ModeDecision, ToolMode
 from ...store import LedgerEntry
 from ...tools import DEFAULT_TIMEOUT, Tool, Toolbox
@@ -51,24 +51,6 @@ else:
 __all__ = ["MCPTool", "MCPToolset"]
 
 _log = logging.getLogger("toolwire.interop.mcp")
-
-
-class _Parameters:
-    """An MCP tool's parameters: the server's input schema, checked locally by its compiled validator."""
-
-    __slots__ = ("_validator", "description", "injected", "json_schema")
-
-    def __init__(self, schema: dict[str, Any], description: str, validator: ArgumentValidator) -> None:
-        self.json_schema: dict[str, Any] = {key: value for key, value in schema.items() if key != "$schema"}
-        self.description: str = description
-        self.injected: Mapping[str, type] = {}
-        self._validator = validator
-
-    def validate(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Check the arguments against the server's schema before anything is sent."""
-        if problems := self._validator.problems(arguments):
-            raise InvalidArguments(tool, problems)
-        return dict(arguments)
 
 
 class MCPTool(Tool[..., Awaitable[ToolResult]]):
@@ -99,7 +81,7 @@ class MCPTool(Tool[..., Awaitable[ToolResult]]):
             description=description,
             timeout=timeout,
             idempotent=idempotent,
-            parameters=_Parameters(definition.input_schema, description, validator),
+            parameters=SchemaParameters(_without_dialect(definition.input_schema), description, validator),
         )
         self.mode_decision = decision
 
@@ -288,3 +270,8 @@ class MCPToolset:
     def saved_result(self, entry: LedgerEntry) -> ToolResult | None:
         """None: MCP answers are not saved apart from the ledger's result."""
         return None
+
+
+def _without_dialect(schema: dict[str, Any]) -> dict[str, Any]:
+    """The server's input schema as the model is shown it: without its `$schema` dialect."""
+    return {key: value for key, value in schema.items() if key != "$schema"}
