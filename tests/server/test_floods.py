@@ -203,8 +203,11 @@ async def test_refused_results_are_logged_in_a_few_lines_not_one_each(served: Se
     served.stop()
     refusal_lines = [line for line in served.printed if "refused" in line]
     assert {seen.close_code for seen in floods} == {1008}
-    # The client hub's first refusal and count, the server's first refusal, limit reached and count at the stop.
-    assert len(refusal_lines) <= 5, "\n".join(refusal_lines[:10])
+    # Per conversation bob got (one, or more when the allowance grew back between floods on a slow
+    # machine): the client hub's first refusal and count. Per principal: the server's first refusal,
+    # limit reached and count at the stop. Never a line per refused frame (6,000 were sent or refused).
+    conversations = sum(1 for seen in floods if seen.sent)
+    assert len(refusal_lines) <= 3 + 2 * conversations, "\n".join(refusal_lines[:10])
 
 
 async def test_a_principal_cut_off_is_refused_new_connections_while_others_connect(tmp_path: Path) -> None:
