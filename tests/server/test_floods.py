@@ -315,15 +315,11 @@ async def wait_all_runs_finished(server: Server) -> None:
 
 
 @pytest.mark.timeout(400)  # two rounds of 1,000 conversations on a loaded 2-core machine
-@pytest.mark.xfail(
-    strict=False,
-    reason="since the issue 14 merges the server keeps ~0.5-0.7 blocks per abandoned conversation now and then "
-    "(session note 2026-11-26); issue 13 stays open until it is found",
-)
 async def test_memory_returns_to_its_baseline_after_2000_concurrent_calls_whose_clients_left(served: Served) -> None:
     server = served.server
-    # A first round fills the caches and pools (the store keeps the outboxes of its last 1,024
-    # threads) and sets the high-water mark the RSS of the second round stays under.
+    # A first round fills the caches and pools and sets the high-water mark the RSS of the second
+    # round stays under. (The store's memory of each thread's last outbox is dropped when the
+    # server releases the conversation: before, its last 1,024 threads' varied in size.)
     await calls_whose_clients_leave(server, 2_100)
     await wait_all_runs_finished(server)
     _, measuring = await allocated_blocks(server, None)

@@ -369,7 +369,10 @@ class ClientHub:
             del self._pending[claim.request_id]
 
     def ended(self, thread_id: str) -> None:
-        """The thread's run ended: forget that its client left (nothing waits for it to return)."""
+        """Forget that the thread's client left: nothing waits for it to return.
+
+        Its run ended, or the server let go of a conversation with no run.
+        """
         self._left.pop(thread_id, None)
 
     def forget(self, request_id: str) -> None:

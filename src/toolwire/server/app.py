@@ -321,6 +321,8 @@ class ToolwireServer:
         """Forget a conversation nobody uses (its state is in the store); a reconnect reloads it."""
         if not conversation.connected and not conversation.busy:
             self.conversations.pop(conversation.thread_id, None)
+            self.agent.store.release_wire_state(conversation.thread_id)
+            self.agent.clients.ended(conversation.thread_id)  # a client that left after its run ended
 
     async def _check_owner(self, thread_id: str, principal: str) -> tuple[int, str] | None:
         store = self.agent.store

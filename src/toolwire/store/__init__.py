@@ -182,6 +182,14 @@ class WireStateStore(Protocol):
         """Return the conversation's protocol state as last saved (None when there is none)."""
         ...
 
+    def release_wire_state(self, thread_id: str) -> None:
+        """Drop what the store keeps in memory of the conversation's protocol state.
+
+        Called when nothing in this process holds the state any more (its client left and its
+        run ended). What is stored stays; the next save after a `load_wire_state` is a whole one.
+        """
+        ...
+
     async def save_wire_state(
         self,
         thread_id: str,

@@ -179,6 +179,9 @@ class MemoryStore(MemoryApprovalStore):
         saved = self._wire_states.get(thread_id)
         return None if saved is None else marshal.loads(saved)
 
+    def release_wire_state(self, thread_id: str) -> None:
+        """Nothing to drop: this store is the memory that keeps the state."""
+
     async def save_wire_state(
         self,
         thread_id: str,

@@ -394,6 +394,10 @@ class SqliteStore:
         """Return the server's protocol state of the conversation (None when there is none)."""
         return load_wire(self._connection(), thread_id)
 
+    def release_wire_state(self, thread_id: str) -> None:
+        """Forget the outbox of this store's last save of the thread (the next save writes it whole)."""
+        self._outboxes.pop(thread_id, None)
+
     async def save_wire_state(
         self,
         thread_id: str,

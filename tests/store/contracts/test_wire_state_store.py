@@ -153,3 +153,16 @@ async def test_a_call_never_moves_back(store: LedgerWireStore) -> None:
     await store.set_call_state("t1", LOOKUP.id, CallState.PENDING)
     found = await store.get_call("t1", LOOKUP.id)
     assert found is not None and found.state is CallState.ANSWERED
+
+
+async def test_a_save_after_the_state_was_released_continues_it(store: LedgerWireStore) -> None:
+    await store.save_wire_state("t1", sequencing(4, 2, 2).to_dict())
+    store.release_wire_state("t1")
+    assert await store.load_wire_state("t1") == sequencing(4, 2, 2).to_dict()  # released is not deleted
+    await store.save_wire_state("t1", sequencing(6, 3, 3).to_dict())
+    assert await store.load_wire_state("t1") == sequencing(6, 3, 3).to_dict()
+
+
+async def test_releasing_a_state_never_saved_does_nothing(store: LedgerWireStore) -> None:
+    store.release_wire_state("unknown")
+    assert await store.load_wire_state("unknown") is None
