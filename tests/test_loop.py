@@ -14,6 +14,7 @@ from toolwire import (
     PermissionPolicy,
     ResultType,
     ToolCall,
+    ToolContext,
     ToolError,
     ToolResult,
     tool,
@@ -22,7 +23,7 @@ from toolwire.errors import ProviderError
 from toolwire.loop import ModelRequestStarted, RunFinished, RunResult, TrimHistory
 from toolwire.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from toolwire.models import ModelRequest, TextDelta
-from toolwire.pipeline import ConsentRequested, Next, ToolCallFinished, ToolCallStarted
+from toolwire.pipeline import ConsentRequested, Next, ToolCallFinished, ToolCallStarted, ToolProgress
 from toolwire.store import LedgerEntry
 from toolwire.store.memory import MemoryStore
 from toolwire.testing import FunctionModel, ScriptedModel, validate_transcript
@@ -440,6 +441,30 @@ async def test_stream_reports_consent_requests():
     events = [event async for event in agent.stream("go")]
     [consent] = [event for event in events if isinstance(event, ConsentRequested)]
     assert consent.request.tool == "shell_run"
+
+
+async def test_stream_yields_a_tools_progress_between_its_start_and_its_end():
+    @tool
+    async def get_pages(ctx: ToolContext) -> int:
+        for page in (1, 2):
+            ctx.report_progress(page, 2, f"page {page}")
+        return 2
+
+    model = ScriptedModel([[call("get_pages", "c1")], "done"])
+    events = [event async for event in Agent(model, tools=[get_pages]).stream("go")]
+    kinds = [type(event).__name__ for event in events[1:5]]
+    assert kinds == ["ToolCallStarted", "ToolProgress", "ToolProgress", "ToolCallFinished"]
+    assert events[3] == ToolProgress(events[1].call, 2, 2, "page 2")  # pyright: ignore[reportAttributeAccessIssue]
+
+
+async def test_a_tool_reporting_progress_without_a_listener_runs():
+    @tool
+    async def get_pages(ctx: ToolContext) -> int:
+        ctx.report_progress(1)
+        return 1
+
+    result = await run(Agent(ScriptedModel([[call("get_pages", "c1")], "done"]), tools=[get_pages]))
+    assert result.output == "done"
 
 
 async def test_leaving_the_stream_early_cancels_the_run():

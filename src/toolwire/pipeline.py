@@ -51,6 +51,7 @@ from .invocation import (
     Observer,
     ToolCallFinished,
     ToolCallStarted,
+    ToolProgress,
     compose,
 )
 from .modes import ToolMode
@@ -69,6 +70,7 @@ __all__ = [
     "Record",
     "ToolCallFinished",
     "ToolCallStarted",
+    "ToolProgress",
     "compose",
     "invoke",
     "invoke_batch",
@@ -421,7 +423,13 @@ class Pipeline:
         tool_context = None
         function = tool.function
         if tool.takes_context:
-            tool_context = ToolContext(call.id, tool.name, ctx.thread_id, cancellation)
+            tool_context = ToolContext(
+                call.id,
+                tool.name,
+                ctx.thread_id,
+                cancellation,
+                progress=None if ctx.observer is None else partial(_report, ctx),
+            )
             function = tool.with_context(tool_context)
         try:
             # The call ends at its deadline or when the caller cancels (nothing to arm if it never waits).
@@ -514,6 +522,11 @@ def _small_json(value: object, limit: int) -> bool:
     if type(value) is float:
         return math.isfinite(value)
     return value is None or type(value) is bool
+
+
+def _report(ctx: InvocationContext, progress: float, total: float | None, message: str | None) -> None:
+    assert ctx.observer is not None
+    ctx.observer(ToolProgress(ctx.tool_call, progress, total, message))
 
 
 def _asker(observer: Observer) -> Callable[[ConsentRequest], None]:

@@ -50,7 +50,7 @@ class ToolContext:
     The parameter is filled in by the runtime and never appears in the schema the model sees.
     """
 
-    __slots__ = ("_cancellation", "_stopped", "call_id", "thread_id", "tool_name")
+    __slots__ = ("_cancellation", "_progress", "_stopped", "call_id", "thread_id", "tool_name")
 
     def __init__(
         self,
@@ -58,7 +58,10 @@ class ToolContext:
         tool_name: str,
         thread_id: str | None = None,
         cancellation: Cancellation | None = None,
+        *,
+        progress: Callable[[float, float | None, str | None], None] | None = None,
     ) -> None:
+        """Describe one call; the pipeline passes `progress` (see `report_progress`)."""
         self.call_id = call_id
         """The model's id for this call."""
         self.tool_name = tool_name
@@ -67,6 +70,15 @@ class ToolContext:
         """The conversation the call belongs to, if any."""
         self._cancellation = cancellation
         self._stopped = False
+        self._progress = progress
+
+    def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Tell the run how far the call got: a `ToolProgress` event in the run's event stream.
+
+        Nothing happens when no one listens (a run without `on_event` or `stream()`).
+        """
+        if self._progress is not None:
+            self._progress(progress, total, message)
 
     @property
     def idempotency_key(self) -> str:

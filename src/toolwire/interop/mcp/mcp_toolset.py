@@ -11,7 +11,8 @@ Each tool the server lists becomes an `MCPTool`, run by the pipeline like any to
 are checked locally against the server's input schema first (Error `invalid_parameters`, the
 server is not asked), its mode (`hints.tool_mode`) drives the policy, the filters wrap it, and
 its deadline (`timeout`) ends it as a Timeout: the SDK call is cancelled, which sends the server
-`notifications/cancelled`. Hidden, and listed in `hidden` with the reason: tools left out by the
+`notifications/cancelled`. The server's progress notifications during a call become `ToolProgress`
+events of the run (`callbacks`). Hidden, and listed in `hidden` with the reason: tools left out by the
 `tools` filter, tools that require task augmentation (`execution.taskSupport == "required"`,
 which a plain call cannot run), and tools whose input schema toolwire refuses to compile.
 
@@ -21,8 +22,9 @@ up again, and after a crash the ledger's open MCP calls end Canceled (`resume` t
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Awaitable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,8 +35,9 @@ from ...envelopes import ToolResult
 from ...errors import UsageError
 from ...modes import ModeDecision, ToolMode
 from ...store import LedgerEntry
-from ...tools import DEFAULT_TIMEOUT, Tool, Toolbox
+from ...tools import DEFAULT_TIMEOUT, Tool, Toolbox, ToolContext
 from ...toolsets import RunScope
+from .callbacks import CallRouter
 from .hints import tool_mode
 from .names import ToolNames
 from .outcomes import call_result, lost_connection
@@ -84,9 +87,17 @@ class MCPTool(Tool[..., Awaitable[ToolResult]]):
             parameters=SchemaParameters(_without_dialect(definition.input_schema), description, validator),
         )
         self.mode_decision = decision
+        self.takes_context = True  # the call's context carries its progress events
+
+    def with_context(self, context: ToolContext) -> Callable[..., Awaitable[ToolResult]]:
+        """Send the call with its context (the arguments stay the server's, whatever their names)."""
+        return functools.partial(self._send_with, context)
 
     async def _send(self, **arguments: Any) -> ToolResult:
         return await self._toolset.call(self.mcp_name, arguments)
+
+    async def _send_with(self, context: ToolContext, /, **arguments: Any) -> ToolResult:
+        return await self._toolset.call(self.mcp_name, arguments, context)
 
 
 class MCPToolset:
@@ -142,6 +153,7 @@ class MCPToolset:
         self.sent = 0
         """`tools/call` requests sent to the server since `setup`."""
         self._client: mcp.Client | None = None
+        self._router = CallRouter()
         self._toolbox: Toolbox | None = None
         self._lost: str | None = None
         self._reported: str | None = None
@@ -235,14 +247,19 @@ class MCPToolset:
             )
         return toolbox
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
-        """Send one `tools/call` (arguments already validated) and map its answer (see `outcomes`)."""
+    async def call(self, tool: str, arguments: dict[str, Any], context: ToolContext | None = None) -> ToolResult:
+        """Send one `tools/call` (arguments already validated) and map its answer (see `outcomes`).
+
+        With the call's `context`, the server's progress notifications become its `ToolProgress`
+        events (see `callbacks`).
+        """
         client = self._client
         if client is None or self._lost is not None:
             return lost_connection(self.label, tool, self._lost or "the toolset is not set up")
         self.sent += 1
         try:
-            result = await client.call_tool(tool, arguments)
+            with self._router.calling(context) as progress:
+                result = await client.call_tool(tool, arguments, progress_callback=progress)
         except mcp.MCPError as exc:
             if exc.error.code == mcp.types.CONNECTION_CLOSED:
                 self._lost = f"the connection was lost ({exc.error.message})"
