@@ -9,6 +9,7 @@ import pytest
 from toolwire import (
     Agent,
     Cancellation,
+    ConsentAnswer,
     ConsentRequest,
     InvocationContext,
     PermissionPolicy,
@@ -488,6 +489,68 @@ async def test_stream_text_deltas_come_before_the_end():
     events = [event async for event in Agent(ScriptedModel(["Hi"])).stream("go")]
     assert isinstance(events[0], ModelRequestStarted)
     assert events[1] == TextDelta("Hi")
+
+
+@tool
+async def get_answer(ctx: ToolContext) -> list[object]:
+    answer = await ctx.ask("Go on?")
+    return [answer.allow, answer.reason]
+
+
+async def test_a_tools_question_goes_to_the_consent_handler_with_the_call() -> None:
+    asked: list[ConsentRequest] = []
+
+    async def yes(request: ConsentRequest) -> bool:
+        asked.append(request)
+        return True
+
+    model = ScriptedModel([[call("get_answer", "c1")], "done"])
+    await run(Agent(model, tools=[get_answer], policy=PermissionPolicy(consent=yes)))
+    assert [(request.call.id, request.reason, request.allow_always) for request in asked] == [("c1", "Go on?", False)]
+
+
+async def test_a_tools_question_answered_no_is_no() -> None:
+    async def no(request: ConsentRequest) -> ConsentAnswer:
+        return ConsentAnswer(False, "not now")
+
+    model = ScriptedModel([[call("get_answer", "c1")], "done"])
+    result = await run(Agent(model, tools=[get_answer], policy=PermissionPolicy(consent=no)))
+    assert result.transcript[2].result.data == [False, "not now"]  # type: ignore[union-attr]
+
+
+async def test_a_tools_question_with_no_one_to_ask_is_no() -> None:
+    model = ScriptedModel([[call("get_answer", "c1")], "done"])
+    result = await run(Agent(model, tools=[get_answer]))
+    assert result.transcript[2].result.data == [False, "no one is available to answer"]  # type: ignore[union-attr]
+
+
+async def test_a_tools_question_is_a_consent_requested_event() -> None:
+    async def yes(request: ConsentRequest) -> bool:
+        return True
+
+    model = ScriptedModel([[call("get_answer", "c1")], "done"])
+    agent = Agent(model, tools=[get_answer], policy=PermissionPolicy(consent=yes))
+    events = [event async for event in agent.stream("go")]
+    assert [event.request.reason for event in events if isinstance(event, ConsentRequested)] == ["Go on?"]
+
+
+async def test_a_tools_question_goes_to_the_threads_client() -> None:
+    from toolwire.client_tools.definitions import ClientToolRequest
+
+    class Person:
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+
+        async def send(self, request: ClientToolRequest) -> None:
+            raise AssertionError("no client tool is called")
+
+        async def consent(self, request: ConsentRequest) -> bool:
+            self.asked.append(request.reason)
+            return True
+
+    person = Person()
+    await run(Agent(ScriptedModel([[call("get_answer", "c1")], "done"]), tools=[get_answer]), client=person)
+    assert person.asked == ["Go on?"]
 
 
 async def test_consent_for_a_server_tool_goes_to_the_threads_client() -> None:

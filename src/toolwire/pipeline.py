@@ -55,7 +55,7 @@ from .invocation import (
     compose,
 )
 from .modes import ToolMode
-from .policy import ConsentHandler, ConsentRequest, Decision, Permission, PermissionPolicy
+from .policy import ConsentAnswer, ConsentHandler, ConsentRequest, Decision, Permission, PermissionPolicy
 from .tools import Cancellation, Tool, Toolbox, ToolContext
 
 __all__ = [
@@ -172,6 +172,8 @@ class Pipeline:
             clone.consent = consent
         if client is not None:
             clone.client_consent = client
+        if consent is not None or client is not None:  # a running tool's questions go to them (`_ask`)
+            clone._chain = compose(clone.filters, clone._execute)
         return clone
 
     async def invoke(
@@ -429,6 +431,7 @@ class Pipeline:
                 ctx.thread_id,
                 cancellation,
                 progress=None if ctx.observer is None else partial(_report, ctx),
+                ask=partial(self._ask, ctx),
             )
             function = tool.with_context(tool_context)
         try:
@@ -466,6 +469,28 @@ class Pipeline:
                 ctx.result = ToolResult.timeout(call.id, round(tool.timeout * 1000), effect_unknown)
             return
         ctx.result = ctx._checked = self._to_result(call, tool, value)  # pyright: ignore[reportPrivateUsage]
+
+    async def _ask(self, ctx: InvocationContext, question: str) -> ConsentAnswer:
+        """A running call's question to whoever answers its consent (`ToolContext.ask`)."""
+        tool = ctx.tool
+        assert tool is not None
+        request = ConsentRequest(
+            ctx.tool_call,
+            tool.name,
+            tool.mode,
+            question,
+            ctx.thread_id,
+            tool.description,
+            allow_always=False,
+            client=self.client_consent,
+        )
+        return await self.policy.ask(
+            request,
+            on_ask=ctx.observer and _asker(ctx.observer),
+            consent=self.consent,
+            client=self.client_consent,
+            cancellation=ctx.cancellation,
+        )
 
     def _to_result(self, call: ToolCall, tool: Tool[..., Any], value: Any) -> ToolResult:
         if _small_json(value, self.max_result_bytes):  # the common value: its own JSON form, within the limit

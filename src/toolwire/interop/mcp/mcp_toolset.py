@@ -12,7 +12,8 @@ are checked locally against the server's input schema first (Error `invalid_para
 server is not asked), its mode (`hints.tool_mode`) drives the policy, the filters wrap it, and
 its deadline (`timeout`) ends it as a Timeout: the SDK call is cancelled, which sends the server
 `notifications/cancelled`. The server's progress notifications during a call become `ToolProgress`
-events of the run (`callbacks`). Hidden, and listed in `hidden` with the reason: tools left out by the
+events of the run, and its questions (elicitation) yes/no questions to whoever answers consent for
+the run (`callbacks`). Hidden, and listed in `hidden` with the reason: tools left out by the
 `tools` filter, tools that require task augmentation (`execution.taskSupport == "required"`,
 which a plain call cannot run), and tools whose input schema toolwire refuses to compile.
 
@@ -117,6 +118,10 @@ class MCPToolset:
             and none for a trusted one (pass `ToolMode.READ` for no floor).
         tools: Offer only these tools (MCP names); default all.
         timeout: Seconds a call may run before it ends as a Timeout (default 30).
+        elicitation: Declare the elicitation capability: the server's questions during a call go
+            to whoever answers consent for the run, as yes/no questions (see `callbacks`); with
+            no one to ask they are declined. False: not declared (the server then does without,
+            or hides the tools that need it).
 
     Raises:
         UsageError: An invalid prefix or timeout.
@@ -135,6 +140,7 @@ class MCPToolset:
         minimum_mode: ToolMode | None = None,
         tools: Collection[str] | None = None,
         timeout: float | None = None,
+        elicitation: bool = True,
     ) -> None:
         if timeout is not None and not timeout > 0:
             raise UsageError("MCPToolset: timeout must be a positive number of seconds")
@@ -148,12 +154,13 @@ class MCPToolset:
         self.minimum_mode = minimum_mode if minimum_mode is not None or trusted else ToolMode.EXTERNAL
         self.include = None if tools is None else frozenset(tools)
         self.timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+        self.elicitation = elicitation
         self.hidden: dict[str, str] = {}
         """The server's tools not offered, by MCP name, with the reason (filled by `setup`)."""
         self.sent = 0
         """`tools/call` requests sent to the server since `setup`."""
         self._client: mcp.Client | None = None
-        self._router = CallRouter()
+        self._router = CallRouter(lambda: self.label)
         self._toolbox: Toolbox | None = None
         self._lost: str | None = None
         self._reported: str | None = None
@@ -185,7 +192,7 @@ class MCPToolset:
         """
         if self._client is not None:
             raise UsageError(f"MCP server {self.label!r} is already set up")
-        client = mcp.Client(self.parameters)
+        client = mcp.Client(self.parameters, elicitation_callback=self._router.elicit if self.elicitation else None)
         await client.__aenter__()
         self._client, self._lost, self.sent = client, None, 0
         info = client.server_info
