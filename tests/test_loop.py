@@ -9,11 +9,13 @@ import pytest
 from toolwire import (
     Agent,
     Cancellation,
+    ConsentAnswer,
     ConsentRequest,
     InvocationContext,
     PermissionPolicy,
     ResultType,
     ToolCall,
+    ToolContext,
     ToolError,
     ToolResult,
     tool,
@@ -22,7 +24,7 @@ from toolwire.errors import ProviderError
 from toolwire.loop import ModelRequestStarted, RunFinished, RunResult, TrimHistory
 from toolwire.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from toolwire.models import ModelRequest, TextDelta
-from toolwire.pipeline import ConsentRequested, Next, ToolCallFinished, ToolCallStarted
+from toolwire.pipeline import ConsentRequested, Next, ToolCallFinished, ToolCallStarted, ToolProgress
 from toolwire.store import LedgerEntry
 from toolwire.store.memory import MemoryStore
 from toolwire.testing import FunctionModel, ScriptedModel, validate_transcript
@@ -442,6 +444,30 @@ async def test_stream_reports_consent_requests():
     assert consent.request.tool == "shell_run"
 
 
+async def test_stream_yields_a_tools_progress_between_its_start_and_its_end():
+    @tool
+    async def get_pages(ctx: ToolContext) -> int:
+        for page in (1, 2):
+            ctx.report_progress(page, 2, f"page {page}")
+        return 2
+
+    model = ScriptedModel([[call("get_pages", "c1")], "done"])
+    events = [event async for event in Agent(model, tools=[get_pages]).stream("go")]
+    kinds = [type(event).__name__ for event in events[1:5]]
+    assert kinds == ["ToolCallStarted", "ToolProgress", "ToolProgress", "ToolCallFinished"]
+    assert events[3] == ToolProgress(events[1].call, 2, 2, "page 2")  # pyright: ignore[reportAttributeAccessIssue]
+
+
+async def test_a_tool_reporting_progress_without_a_listener_runs():
+    @tool
+    async def get_pages(ctx: ToolContext) -> int:
+        ctx.report_progress(1)
+        return 1
+
+    result = await run(Agent(ScriptedModel([[call("get_pages", "c1")], "done"]), tools=[get_pages]))
+    assert result.output == "done"
+
+
 async def test_leaving_the_stream_early_cancels_the_run():
     @tool
     async def get_slow() -> str:
@@ -463,6 +489,68 @@ async def test_stream_text_deltas_come_before_the_end():
     events = [event async for event in Agent(ScriptedModel(["Hi"])).stream("go")]
     assert isinstance(events[0], ModelRequestStarted)
     assert events[1] == TextDelta("Hi")
+
+
+@tool
+async def get_answer(ctx: ToolContext) -> list[object]:
+    answer = await ctx.ask("Go on?")
+    return [answer.allow, answer.reason]
+
+
+async def test_a_tools_question_goes_to_the_consent_handler_with_the_call() -> None:
+    asked: list[ConsentRequest] = []
+
+    async def yes(request: ConsentRequest) -> bool:
+        asked.append(request)
+        return True
+
+    model = ScriptedModel([[call("get_answer", "c1")], "done"])
+    await run(Agent(model, tools=[get_answer], policy=PermissionPolicy(consent=yes)))
+    assert [(request.call.id, request.reason, request.allow_always) for request in asked] == [("c1", "Go on?", False)]
+
+
+async def test_a_tools_question_answered_no_is_no() -> None:
+    async def no(request: ConsentRequest) -> ConsentAnswer:
+        return ConsentAnswer(False, "not now")
+
+    model = ScriptedModel([[call("get_answer", "c1")], "done"])
+    result = await run(Agent(model, tools=[get_answer], policy=PermissionPolicy(consent=no)))
+    assert result.transcript[2].result.data == [False, "not now"]  # type: ignore[union-attr]
+
+
+async def test_a_tools_question_with_no_one_to_ask_is_no() -> None:
+    model = ScriptedModel([[call("get_answer", "c1")], "done"])
+    result = await run(Agent(model, tools=[get_answer]))
+    assert result.transcript[2].result.data == [False, "no one is available to answer"]  # type: ignore[union-attr]
+
+
+async def test_a_tools_question_is_a_consent_requested_event() -> None:
+    async def yes(request: ConsentRequest) -> bool:
+        return True
+
+    model = ScriptedModel([[call("get_answer", "c1")], "done"])
+    agent = Agent(model, tools=[get_answer], policy=PermissionPolicy(consent=yes))
+    events = [event async for event in agent.stream("go")]
+    assert [event.request.reason for event in events if isinstance(event, ConsentRequested)] == ["Go on?"]
+
+
+async def test_a_tools_question_goes_to_the_threads_client() -> None:
+    from toolwire.client_tools.definitions import ClientToolRequest
+
+    class Person:
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+
+        async def send(self, request: ClientToolRequest) -> None:
+            raise AssertionError("no client tool is called")
+
+        async def consent(self, request: ConsentRequest) -> bool:
+            self.asked.append(request.reason)
+            return True
+
+    person = Person()
+    await run(Agent(ScriptedModel([[call("get_answer", "c1")], "done"]), tools=[get_answer]), client=person)
+    assert person.asked == ["Go on?"]
 
 
 async def test_consent_for_a_server_tool_goes_to_the_threads_client() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .invocation import ConsentRequested, ToolCallFinished, ToolCallStarted
+from .invocation import ConsentRequested, ToolCallFinished, ToolCallStarted, ToolProgress
 from .messages import Message, Usage
 from .models import TextDelta
 
@@ -47,5 +47,7 @@ class RunFinished:
     result: RunResult
 
 
-RunEvent = ModelRequestStarted | TextDelta | ToolCallStarted | ConsentRequested | ToolCallFinished | RunFinished
+RunEvent = (
+    ModelRequestStarted | TextDelta | ToolCallStarted | ConsentRequested | ToolProgress | ToolCallFinished | RunFinished
+)
 """What `Agent.stream()` yields, in the order it happens."""

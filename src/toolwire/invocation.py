@@ -2,7 +2,7 @@
 
 A filter is `async def f(ctx, call_next)`: code before `await call_next(ctx)` runs before the
 tool, code after it sees `ctx.result`. `compose()` chains filters around the pipeline's endpoint.
-An `Observer` is told as each call starts, asks for consent and finishes.
+An `Observer` is told as each call starts, asks for consent, reports progress and finishes.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ __all__ = [
     "Observer",
     "ToolCallFinished",
     "ToolCallStarted",
+    "ToolProgress",
     "compose",
 ]
 
@@ -145,6 +146,19 @@ class ConsentRequested:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolProgress:
+    """A running call reported how far it got (`ToolContext.report_progress`, e.g. an MCP server's progress)."""
+
+    call: ToolCall
+    progress: float
+    """How far the call got; it grows with each report of a call."""
+    total: float | None
+    """What `progress` counts up to, when known."""
+    message: str | None
+    """What the tool is doing, when it says."""
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallFinished:
     """A call has its one result."""
 
@@ -156,9 +170,9 @@ class ToolCallFinished:
     tool_index: int
 
 
-CallEvent = ToolCallStarted | ConsentRequested | ToolCallFinished
+CallEvent = ToolCallStarted | ConsentRequested | ToolProgress | ToolCallFinished
 Observer = Callable[[CallEvent], None]
-"""Told about every call as it starts, asks for consent and finishes (e.g. to stream progress)."""
+"""Told about every call as it starts, asks for consent, reports progress and finishes (e.g. to stream them)."""
 
 Next = Callable[[InvocationContext], Awaitable[None]]
 """The rest of the chain: the next filter, and finally the tool."""

@@ -51,10 +51,11 @@ from .invocation import (
     Observer,
     ToolCallFinished,
     ToolCallStarted,
+    ToolProgress,
     compose,
 )
 from .modes import ToolMode
-from .policy import ConsentHandler, ConsentRequest, Decision, Permission, PermissionPolicy
+from .policy import ConsentAnswer, ConsentHandler, ConsentRequest, Decision, Permission, PermissionPolicy
 from .tools import Cancellation, Tool, Toolbox, ToolContext
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "Record",
     "ToolCallFinished",
     "ToolCallStarted",
+    "ToolProgress",
     "compose",
     "invoke",
     "invoke_batch",
@@ -170,6 +172,8 @@ class Pipeline:
             clone.consent = consent
         if client is not None:
             clone.client_consent = client
+        if consent is not None or client is not None:  # a running tool's questions go to them (`_ask`)
+            clone._chain = compose(clone.filters, clone._execute)
         return clone
 
     async def invoke(
@@ -421,7 +425,14 @@ class Pipeline:
         tool_context = None
         function = tool.function
         if tool.takes_context:
-            tool_context = ToolContext(call.id, tool.name, ctx.thread_id, cancellation)
+            tool_context = ToolContext(
+                call.id,
+                tool.name,
+                ctx.thread_id,
+                cancellation,
+                progress=None if ctx.observer is None else partial(_report, ctx),
+                ask=partial(self._ask, ctx),
+            )
             function = tool.with_context(tool_context)
         try:
             # The call ends at its deadline or when the caller cancels (nothing to arm if it never waits).
@@ -458,6 +469,28 @@ class Pipeline:
                 ctx.result = ToolResult.timeout(call.id, round(tool.timeout * 1000), effect_unknown)
             return
         ctx.result = ctx._checked = self._to_result(call, tool, value)  # pyright: ignore[reportPrivateUsage]
+
+    async def _ask(self, ctx: InvocationContext, question: str) -> ConsentAnswer:
+        """A running call's question to whoever answers its consent (`ToolContext.ask`)."""
+        tool = ctx.tool
+        assert tool is not None
+        request = ConsentRequest(
+            ctx.tool_call,
+            tool.name,
+            tool.mode,
+            question,
+            ctx.thread_id,
+            tool.description,
+            allow_always=False,
+            client=self.client_consent,
+        )
+        return await self.policy.ask(
+            request,
+            on_ask=ctx.observer and _asker(ctx.observer),
+            consent=self.consent,
+            client=self.client_consent,
+            cancellation=ctx.cancellation,
+        )
 
     def _to_result(self, call: ToolCall, tool: Tool[..., Any], value: Any) -> ToolResult:
         if _small_json(value, self.max_result_bytes):  # the common value: its own JSON form, within the limit
@@ -514,6 +547,11 @@ def _small_json(value: object, limit: int) -> bool:
     if type(value) is float:
         return math.isfinite(value)
     return value is None or type(value) is bool
+
+
+def _report(ctx: InvocationContext, progress: float, total: float | None, message: str | None) -> None:
+    assert ctx.observer is not None
+    ctx.observer(ToolProgress(ctx.tool_call, progress, total, message))
 
 
 def _asker(observer: Observer) -> Callable[[ConsentRequest], None]:

@@ -418,6 +418,44 @@ class PermissionPolicy:
             case _:  # a handler breaking its type
                 return ConsentAnswer(False, f"the consent handler answered {answer!r}, not yes or no")
 
+    async def ask(
+        self,
+        request: ConsentRequest,
+        *,
+        on_ask: Callable[[ConsentRequest], None] | None = None,
+        consent: ConsentHandler | None = None,
+        client: ConsentHandler | None = None,
+        cancellation: Cancellation | None = None,
+    ) -> ConsentAnswer:
+        """Put a question about a call to whoever would answer its consent; nothing is remembered.
+
+        For a question that comes up while a call runs (e.g. an MCP server's elicitation): the
+        handler is chosen as in `check` (`consent`, else the policy's own, else `client`), the
+        wait is bounded by `consent_timeout` and `cancellation`, and with no handler the answer
+        is no. Unlike `check`, no approval, grant or denial is stored.
+
+        Raises:
+            CallCanceled: `cancellation` fired while waiting for the answer.
+        """
+        handler = consent or self.consent or client
+        if handler is None:
+            answer = ConsentAnswer(False, "no one is available to answer")
+        else:
+            if on_ask is not None:
+                on_ask(request)
+            answer = await self._ask_consent(handler, request, cancellation)
+        fields: dict[str, Any] = {
+            "event": "question",
+            "tool": request.tool,
+            "call_id": request.call.id,
+            "thread_id": request.thread_id,
+            "question": request.reason,
+            "answer": answer.allow,
+            "reason": answer.reason,
+        }
+        _audit.info("question %s: %s", request.tool, "yes" if answer.allow else "no", extra={"toolwire": fields})
+        return answer
+
     # -- approvals and grants -------------------------------------------------------------------
 
     async def approve(self, call: ToolCall, thread_id: str | None = None) -> None:

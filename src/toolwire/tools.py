@@ -19,7 +19,7 @@ import functools
 import hashlib
 import inspect
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Generic, ParamSpec, Protocol, TypeVar, cast, overload
 
 from .cancellation import Cancellation
@@ -27,6 +27,7 @@ from .envelopes import ToolCall, ToolResult
 from .errors import CallCanceled, UsageError
 from .messages import ToolDefinition
 from .modes import ModeDecision, ModeSource, ToolMode, classify_tool
+from .policy import ConsentAnswer
 from .schema import Signature
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class ToolContext:
     The parameter is filled in by the runtime and never appears in the schema the model sees.
     """
 
-    __slots__ = ("_cancellation", "_stopped", "call_id", "thread_id", "tool_name")
+    __slots__ = ("_ask", "_cancellation", "_progress", "_stopped", "call_id", "thread_id", "tool_name")
 
     def __init__(
         self,
@@ -58,7 +59,11 @@ class ToolContext:
         tool_name: str,
         thread_id: str | None = None,
         cancellation: Cancellation | None = None,
+        *,
+        progress: Callable[[float, float | None, str | None], None] | None = None,
+        ask: Callable[[str], Awaitable[ConsentAnswer]] | None = None,
     ) -> None:
+        """Describe one call; the pipeline passes `progress` and `ask` (see their methods)."""
         self.call_id = call_id
         """The model's id for this call."""
         self.tool_name = tool_name
@@ -67,6 +72,31 @@ class ToolContext:
         """The conversation the call belongs to, if any."""
         self._cancellation = cancellation
         self._stopped = False
+        self._progress = progress
+        self._ask = ask
+
+    def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Tell the run how far the call got: a `ToolProgress` event in the run's event stream.
+
+        Nothing happens when no one listens (a run without `on_event` or `stream()`).
+        """
+        if self._progress is not None:
+            self._progress(progress, total, message)
+
+    async def ask(self, question: str) -> ConsentAnswer:
+        """Put a yes/no question about this running call to whoever answers consent for the run.
+
+        That is the handler the policy would ask for this call (the application's, else the
+        person at the thread's client); the question is shown as a consent prompt for the call,
+        with `question` as its reason. With no one to ask, or no answer in the policy's
+        `consent_timeout`, the answer is no.
+
+        Raises:
+            CallCanceled: The run was canceled while waiting for the answer.
+        """
+        if self._ask is None:
+            return ConsentAnswer(False, "no one is available to answer")
+        return await self._ask(question)
 
     @property
     def idempotency_key(self) -> str:

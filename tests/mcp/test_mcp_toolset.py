@@ -47,6 +47,9 @@ UNTRUSTED = {
     "toggle-simulated-logging": ToolMode.EXTERNAL,
     "toggle-subscriber-updates": ToolMode.EXTERNAL,
     "trigger-long-running-operation": ToolMode.EXTERNAL,
+    # Listed because the client declares elicitation (`MCPToolset(elicitation=True)`, the default).
+    "trigger-elicitation-request": ToolMode.EXTERNAL,
+    "trigger-url-elicitation": ToolMode.EXTERNAL,
 }
 TRUSTED = {
     "echo": ToolMode.READ,
@@ -61,6 +64,8 @@ TRUSTED = {
     "toggle-simulated-logging": ToolMode.SAFE_WRITE,
     "toggle-subscriber-updates": ToolMode.SAFE_WRITE,
     "trigger-long-running-operation": ToolMode.READ,
+    "trigger-elicitation-request": ToolMode.SAFE_WRITE,
+    "trigger-url-elicitation": ToolMode.EXTERNAL,
 }
 
 

@@ -11,7 +11,9 @@ Each tool the server lists becomes an `MCPTool`, run by the pipeline like any to
 are checked locally against the server's input schema first (Error `invalid_parameters`, the
 server is not asked), its mode (`hints.tool_mode`) drives the policy, the filters wrap it, and
 its deadline (`timeout`) ends it as a Timeout: the SDK call is cancelled, which sends the server
-`notifications/cancelled`. Hidden, and listed in `hidden` with the reason: tools left out by the
+`notifications/cancelled`. The server's progress notifications during a call become `ToolProgress`
+events of the run, and its questions (elicitation) yes/no questions to whoever answers consent for
+the run (`callbacks`). Hidden, and listed in `hidden` with the reason: tools left out by the
 `tools` filter, tools that require task augmentation (`execution.taskSupport == "required"`,
 which a plain call cannot run), and tools whose input schema toolwire refuses to compile.
 
@@ -21,8 +23,9 @@ up again, and after a crash the ledger's open MCP calls end Canceled (`resume` t
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Awaitable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,8 +36,9 @@ from ...envelopes import ToolResult
 from ...errors import UsageError
 from ...modes import ModeDecision, ToolMode
 from ...store import LedgerEntry
-from ...tools import DEFAULT_TIMEOUT, Tool, Toolbox
+from ...tools import DEFAULT_TIMEOUT, Tool, Toolbox, ToolContext
 from ...toolsets import RunScope
+from .callbacks import CallRouter
 from .hints import tool_mode
 from .names import ToolNames
 from .outcomes import call_result, lost_connection
@@ -84,9 +88,17 @@ class MCPTool(Tool[..., Awaitable[ToolResult]]):
             parameters=SchemaParameters(_without_dialect(definition.input_schema), description, validator),
         )
         self.mode_decision = decision
+        self.takes_context = True  # the call's context carries its progress events
+
+    def with_context(self, context: ToolContext) -> Callable[..., Awaitable[ToolResult]]:
+        """Send the call with its context (the arguments stay the server's, whatever their names)."""
+        return functools.partial(self._send_with, context)
 
     async def _send(self, **arguments: Any) -> ToolResult:
         return await self._toolset.call(self.mcp_name, arguments)
+
+    async def _send_with(self, context: ToolContext, /, **arguments: Any) -> ToolResult:
+        return await self._toolset.call(self.mcp_name, arguments, context)
 
 
 class MCPToolset:
@@ -106,6 +118,10 @@ class MCPToolset:
             and none for a trusted one (pass `ToolMode.READ` for no floor).
         tools: Offer only these tools (MCP names); default all.
         timeout: Seconds a call may run before it ends as a Timeout (default 30).
+        elicitation: Declare the elicitation capability: the server's questions during a call go
+            to whoever answers consent for the run, as yes/no questions (see `callbacks`); with
+            no one to ask they are declined. False: not declared (the server then does without,
+            or hides the tools that need it).
 
     Raises:
         UsageError: An invalid prefix or timeout.
@@ -124,6 +140,7 @@ class MCPToolset:
         minimum_mode: ToolMode | None = None,
         tools: Collection[str] | None = None,
         timeout: float | None = None,
+        elicitation: bool = True,
     ) -> None:
         if timeout is not None and not timeout > 0:
             raise UsageError("MCPToolset: timeout must be a positive number of seconds")
@@ -137,11 +154,13 @@ class MCPToolset:
         self.minimum_mode = minimum_mode if minimum_mode is not None or trusted else ToolMode.EXTERNAL
         self.include = None if tools is None else frozenset(tools)
         self.timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+        self.elicitation = elicitation
         self.hidden: dict[str, str] = {}
         """The server's tools not offered, by MCP name, with the reason (filled by `setup`)."""
         self.sent = 0
         """`tools/call` requests sent to the server since `setup`."""
         self._client: mcp.Client | None = None
+        self._router = CallRouter(lambda: self.label)
         self._toolbox: Toolbox | None = None
         self._lost: str | None = None
         self._reported: str | None = None
@@ -173,7 +192,7 @@ class MCPToolset:
         """
         if self._client is not None:
             raise UsageError(f"MCP server {self.label!r} is already set up")
-        client = mcp.Client(self.parameters)
+        client = mcp.Client(self.parameters, elicitation_callback=self._router.elicit if self.elicitation else None)
         await client.__aenter__()
         self._client, self._lost, self.sent = client, None, 0
         info = client.server_info
@@ -235,14 +254,19 @@ class MCPToolset:
             )
         return toolbox
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
-        """Send one `tools/call` (arguments already validated) and map its answer (see `outcomes`)."""
+    async def call(self, tool: str, arguments: dict[str, Any], context: ToolContext | None = None) -> ToolResult:
+        """Send one `tools/call` (arguments already validated) and map its answer (see `outcomes`).
+
+        With the call's `context`, the server's progress notifications become its `ToolProgress`
+        events (see `callbacks`).
+        """
         client = self._client
         if client is None or self._lost is not None:
             return lost_connection(self.label, tool, self._lost or "the toolset is not set up")
         self.sent += 1
         try:
-            result = await client.call_tool(tool, arguments)
+            with self._router.calling(context) as progress:
+                result = await client.call_tool(tool, arguments, progress_callback=progress)
         except mcp.MCPError as exc:
             if exc.error.code == mcp.types.CONNECTION_CLOSED:
                 self._lost = f"the connection was lost ({exc.error.message})"
