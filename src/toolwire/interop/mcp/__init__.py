@@ -11,5 +11,18 @@ from .mcp_toolset import MCPTool as MCPTool
 from .mcp_toolset import MCPToolset as MCPToolset
 from .names import ToolNames as ToolNames
 from .names import sanitize_tool_name as sanitize_tool_name
+from .servers import MCPServerAddress as MCPServerAddress
+from .servers import Stdio as Stdio
+from .servers import StreamableHTTP as StreamableHTTP
 
-__all__ = ["MCPTool", "MCPToolset", "ToolNames", "annotation_mode", "sanitize_tool_name", "tool_mode"]
+__all__ = [
+    "MCPServerAddress",
+    "MCPTool",
+    "MCPToolset",
+    "Stdio",
+    "StreamableHTTP",
+    "ToolNames",
+    "annotation_mode",
+    "sanitize_tool_name",
+    "tool_mode",
+]

@@ -1,24 +1,32 @@
-"""`MCPToolset`: the tools of an MCP server (over stdio) as a toolwire toolset.
+"""`MCPToolset`: the tools of an MCP server (over stdio or Streamable HTTP) as a toolwire toolset.
 
 ```python
 everything = MCPToolset("npx", ["-y", "@modelcontextprotocol/server-everything"], prefix="ev_")
-async with Agent(model, tools=[everything]) as agent:  # setup(): start the server, list its tools
+remote = MCPToolset.http("https://mcp.example.com/mcp", headers={"Authorization": "Bearer ..."})
+async with Agent(model, tools=[everything, remote]) as agent:  # setup(): connect, list the tools
     await agent.run("...")
 ```
 
-`setup()` starts the server, connects with the official SDK's client and lists its tools once.
-Each tool the server lists becomes an `MCPTool`, run by the pipeline like any tool: its arguments
-are checked locally against the server's input schema first (Error `invalid_parameters`, the
-server is not asked), its mode (`hints.tool_mode`) drives the policy, the filters wrap it, and
-its deadline (`timeout`) ends it as a Timeout: the SDK call is cancelled, which sends the server
+`setup()` connects with the official SDK's client (`mcp.Client`, which probes the 2026-07-28
+protocol generation and falls back to 2025-11-25) and lists the server's tools. Each tool the
+server lists becomes an `MCPTool`, run by the pipeline like any tool: its arguments are checked
+locally against the server's input schema first (Error `invalid_parameters`, the server is not
+asked), its mode (`hints.tool_mode`) drives the policy, the filters wrap it, and its deadline
+(`timeout`) ends it as a Timeout: the SDK call is cancelled, which sends the server
 `notifications/cancelled`. The server's progress notifications during a call become `ToolProgress`
 events of the run, and its questions (elicitation) yes/no questions to whoever answers consent for
 the run (`callbacks`). Hidden, and listed in `hidden` with the reason: tools left out by the
 `tools` filter, tools that require task augmentation (`execution.taskSupport == "required"`,
 which a plain call cannot run), and tools whose input schema toolwire refuses to compile.
 
-A call is never re-sent: once the connection is lost, calls end as Errors until the agent is set
-up again, and after a crash the ledger's open MCP calls end Canceled (`resume` takes none).
+When the server says its tool list changed, the toolset lists the tools again: the next run
+binds the new list, a run already running keeps the one it bound. A new list in which two
+tools get one name is refused (logged; the old list stays).
+
+The connection is supervised (`supervisor.ServerConnection`): when it is lost (the server
+exited, the HTTP endpoint went away), the calls open on it end as Errors and are never re-sent;
+the next call reconnects, restarting a stdio server. After a crash of toolwire's own process,
+the ledger's open MCP calls end Canceled (`resume` takes none).
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from ..._extras import import_extra
 from ...client_tools.patterns import SchemaProblem
@@ -42,15 +52,17 @@ from .callbacks import CallRouter
 from .hints import tool_mode
 from .names import ToolNames
 from .outcomes import call_result, lost_connection
+from .servers import MCPServerAddress, Stdio, StreamableHTTP
+from .supervisor import ConnectionLost, ServerConnection
 
 if TYPE_CHECKING:
     import mcp.types
-    from mcp.client.stdio import StdioServerParameters
+    from mcp.client import Transport
+    from mcp.client.session import MessageHandlerFnT
 
     import mcp
 else:
     mcp = import_extra("mcp", "mcp")
-    StdioServerParameters = import_extra("mcp.client.stdio", "mcp").StdioServerParameters
 
 __all__ = ["MCPTool", "MCPToolset"]
 
@@ -102,11 +114,16 @@ class MCPTool(Tool[..., Awaitable[ToolResult]]):
 
 
 class MCPToolset:
-    """The tools of an MCP server started as a subprocess and spoken to over stdio.
+    """The tools of an MCP server: a subprocess spoken to over stdio, or a Streamable HTTP endpoint.
+
+    `MCPToolset(command, args, env=, cwd=, ...)` starts the server over stdio;
+    `MCPToolset.http(url, headers=, ...)` connects to a URL; `MCPToolset(address, ...)` takes
+    either description (`Stdio`, `StreamableHTTP`). The other options are the same for both.
 
     Args:
-        command: The executable that starts the server (e.g. `npx`, `uvx`, `node`).
-        args: Its arguments.
+        command: The executable that starts the server (e.g. `npx`, `uvx`, `node`), or where the
+            server is (`Stdio`, `StreamableHTTP`).
+        args: Its arguments (stdio).
         env: Environment variables for the server, over the SDK's safe defaults (PATH, HOME, ...).
         cwd: The server's working directory.
         name: The server's label in messages and mode reasons (default: the name it reports).
@@ -124,12 +141,12 @@ class MCPToolset:
             or hides the tools that need it).
 
     Raises:
-        UsageError: An invalid prefix or timeout.
+        UsageError: An invalid prefix or timeout, or `args`, `env` or `cwd` beside an address.
     """
 
     def __init__(
         self,
-        command: str,
+        command: str | MCPServerAddress,
         args: Sequence[str] = (),
         *,
         env: Mapping[str, str] | None = None,
@@ -144,10 +161,13 @@ class MCPToolset:
     ) -> None:
         if timeout is not None and not timeout > 0:
             raise UsageError("MCPToolset: timeout must be a positive number of seconds")
-        ToolNames(name or command, (), prefix=prefix)  # checks the prefix now, not at setup
-        self.parameters = StdioServerParameters(
-            command=command, args=list(args), env=dict(env) if env is not None else None, cwd=cwd
-        )
+        if isinstance(command, str):
+            command = Stdio(command, tuple(args), env, cwd)
+        elif args or env is not None or cwd is not None:
+            raise UsageError("MCPToolset: give `args`, `env` and `cwd` to the `Stdio` address, not beside it")
+        ToolNames(name or command.label, (), prefix=prefix)  # checks the prefix now, not at setup
+        self.address: MCPServerAddress = command
+        """Where the server is and how it is reached."""
         self.name = name
         self.prefix = prefix
         self.trusted = trusted
@@ -156,23 +176,66 @@ class MCPToolset:
         self.timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
         self.elicitation = elicitation
         self.hidden: dict[str, str] = {}
-        """The server's tools not offered, by MCP name, with the reason (filled by `setup`)."""
+        """The server's tools not offered, by MCP name, with the reason (filled when the tools are listed)."""
         self.sent = 0
         """`tools/call` requests sent to the server since `setup`."""
-        self._client: mcp.Client | None = None
         self._router = CallRouter(lambda: self.label)
+        self.connections = 0
+        """Connections opened since `setup` (2 after one restart or reconnect)."""
+        self.listings = 0
+        """Tool lists received since `setup`: one at setup, one more per change announced or reconnect."""
+        self._listed: anyio.Event | None = None
+        self._connection: ServerConnection | None = None
         self._toolbox: Toolbox | None = None
-        self._lost: str | None = None
         self._reported: str | None = None
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        name: str | None = None,
+        prefix: str = "",
+        trusted: bool = False,
+        minimum_mode: ToolMode | None = None,
+        tools: Collection[str] | None = None,
+        timeout: float | None = None,
+        elicitation: bool = True,
+    ) -> MCPToolset:
+        """The tools of the MCP server at `url`, over Streamable HTTP; `headers` go with every request.
+
+        The other options are the constructor's.
+
+        Raises:
+            UsageError: A URL that is not http(s), an invalid prefix or timeout.
+        """
+        address = StreamableHTTP(url, dict(headers or {}))
+        return cls(
+            address,
+            name=name,
+            prefix=prefix,
+            trusted=trusted,
+            minimum_mode=minimum_mode,
+            tools=tools,
+            timeout=timeout,
+            elicitation=elicitation,
+        )
 
     @property
     def label(self) -> str:
-        """The server's name in messages: `name`, else the name it reported, else the command."""
-        return self.name or self._reported or self.parameters.command
+        """The server's name in messages: `name`, else the name it reported, else its command or URL."""
+        return self.name or self._reported or self.address.label
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol revision of the open connection (`"2026-07-28"`, `"2025-11-25"`, ...); None when closed."""
+        client = self._connection.current if self._connection is not None else None
+        return client.protocol_version if client is not None else None
 
     @property
     def toolbox(self) -> Toolbox:
-        """The tools offered (after `setup`).
+        """The tools offered (after `setup`; the latest list the server gave).
 
         Raises:
             UsageError: The toolset is not set up.
@@ -184,55 +247,95 @@ class MCPToolset:
         return self._toolbox
 
     async def setup(self) -> None:
-        """Start the server, connect, and list its tools.
+        """Connect (starting a stdio server), and list the server's tools.
 
         Raises:
             UsageError: Two of its tools get one name (give it a `prefix`, or leave one out).
             OSError: The command could not be started.
         """
-        if self._client is not None:
+        if self._connection is not None:
             raise UsageError(f"MCP server {self.label!r} is already set up")
-        client = mcp.Client(self.parameters, elicitation_callback=self._router.elicit if self.elicitation else None)
-        await client.__aenter__()
-        self._client, self._lost, self.sent = client, None, 0
-        info = client.server_info
-        self._reported = info.name if info is not None else None
+        self.sent, self.connections, self.listings, self._toolbox = 0, 0, 0, None
+        self._listed = anyio.Event()
+        self._connection = ServerConnection(
+            self.address.transport, self._new_client, on_open=self._opened, on_change=self._relist
+        )
         try:
-            self._toolbox = await self._list_tools(client)
+            await self._connection.open()
         except BaseException:
-            await self.teardown()
+            self._connection = None
             raise
 
     async def teardown(self) -> None:
-        """Close the connection; the SDK stops the server."""
-        client, self._client, self._toolbox = self._client, None, None
-        if client is not None:
-            await client.__aexit__(None, None, None)
+        """Close the connection; the SDK stops a stdio server."""
+        connection, self._connection, self._toolbox = self._connection, None, None
+        if connection is not None:
+            await connection.aclose()
+
+    def _new_client(self, transport: Transport, message_handler: MessageHandlerFnT) -> mcp.Client:
+        """A new SDK client over `transport` (not yet connected); `mode="auto"` picks the generation."""
+        elicit = self._router.elicit if self.elicitation else None
+        return mcp.Client(transport, mode="auto", message_handler=message_handler, elicitation_callback=elicit)
+
+    async def _opened(self, client: mcp.Client) -> None:
+        """A connection is open (at setup, or after a restart): list the tools."""
+        self.connections += 1
+        info = client.server_info
+        self._reported = info.name if info is not None else self._reported
+        await self._relist(client)
+
+    async def _relist(self, client: mcp.Client) -> None:
+        """List the tools again; a list with a name collision is refused, except at setup (raised)."""
+        try:
+            self._toolbox = await self._list_tools(client)
+        except UsageError as problem:
+            if self._toolbox is None:
+                raise
+            _log.warning("MCP server %r: its new tool list is refused, the previous one stays: %s", self.label, problem)
+        self.listings += 1
+        if self._listed is not None:
+            self._listed.set()
+            self._listed = anyio.Event()
+
+    async def wait_listed(self, count: int) -> None:
+        """Wait until the tools were listed `count` times since `setup` (see `listings`).
+
+        E.g. `await toolset.wait_listed(toolset.listings + 1)` after a call that changes the
+        server's tools: the next run offers the new list.
+        """
+        while self.listings < count and self._listed is not None:
+            await self._listed.wait()
 
     async def _list_tools(self, client: mcp.Client) -> Toolbox:
+        """The server's tools as offered (every page), with `hidden` updated.
+
+        Raises:
+            UsageError: Two tools get one name (`hidden` is left as it was).
+        """
         listed: list[mcp.types.Tool] = []
         cursor: str | None = None
         while True:
-            page = await client.list_tools(cursor=cursor)
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
             listed.extend(page.tools)
             cursor = page.next_cursor
             if cursor is None:
                 break
-        self.hidden = {}
+        hidden: dict[str, str] = {}
         offered: list[tuple[mcp.types.Tool, ArgumentValidator]] = []
         for definition in listed:
             if self.include is not None and definition.name not in self.include:
-                self.hidden[definition.name] = "not in the toolset's `tools`"
+                hidden[definition.name] = "not in the toolset's `tools`"
             elif definition.execution is not None and definition.execution.task_support == "required":
-                self.hidden[definition.name] = "requires task augmentation (taskSupport: required)"
+                hidden[definition.name] = "requires task augmentation (taskSupport: required)"
             else:
                 try:
                     offered.append((definition, check_parameters_schema(definition.input_schema)))
                 except SchemaProblem as problem:
-                    self.hidden[definition.name] = f"its input schema is refused: {problem}"
-        for mcp_name, reason in self.hidden.items():
-            _log.info("MCP server %r: tool %r is not offered: %s", self.label, mcp_name, reason)
+                    hidden[definition.name] = f"its input schema is refused: {problem}"
         names = ToolNames(self.label, [definition.name for definition, _ in offered], prefix=self.prefix)
+        self.hidden = hidden
+        for mcp_name, reason in hidden.items():
+            _log.info("MCP server %r: tool %r is not offered: %s", self.label, mcp_name, reason)
         toolbox = Toolbox()
         for definition, validator in offered:
             decision = tool_mode(
@@ -257,25 +360,40 @@ class MCPToolset:
     async def call(self, tool: str, arguments: dict[str, Any], context: ToolContext | None = None) -> ToolResult:
         """Send one `tools/call` (arguments already validated) and map its answer (see `outcomes`).
 
-        With the call's `context`, the server's progress notifications become its `ToolProgress`
-        events (see `callbacks`).
+        Reconnects first (restarting a stdio server) when the connection was lost. With the call's
+        `context`, the server's progress notifications become its `ToolProgress` events (see `callbacks`).
         """
-        client = self._client
-        if client is None or self._lost is not None:
-            return lost_connection(self.label, tool, self._lost or "the toolset is not set up")
+        try:
+            client = await self._client()
+        except ConnectionLost as lost:
+            return lost_connection(self.label, tool, str(lost))
         self.sent += 1
         try:
             with self._router.calling(context) as progress:
                 result = await client.call_tool(tool, arguments, progress_callback=progress)
         except mcp.MCPError as exc:
             if exc.error.code == mcp.types.CONNECTION_CLOSED:
-                self._lost = f"the connection was lost ({exc.error.message})"
-                return lost_connection(self.label, tool, self._lost)
+                return self._lost(client, tool, f"the connection was lost ({exc.error.message})")
             return ToolResult.failed(None, f"MCP server {self.label!r}, tool {tool!r}: {exc.error.message}")
         except OSError as exc:
-            self._lost = f"the connection was lost ({exc})"
-            return lost_connection(self.label, tool, self._lost)
+            return self._lost(client, tool, f"the connection was lost ({exc})")
         return call_result(result, server=self.label, tool=tool)
+
+    async def _client(self) -> mcp.Client:
+        """The open SDK client, reconnecting when it was lost.
+
+        Raises:
+            ConnectionLost: Not set up, or the server could not be reached again.
+        """
+        if self._connection is None:
+            raise ConnectionLost("the toolset is not set up")
+        return await self._connection.client()
+
+    def _lost(self, client: mcp.Client, tool: str, why: str) -> ToolResult:
+        """The Error of a call whose connection died; the next call reconnects."""
+        if self._connection is not None:
+            self._connection.lose(client, why)
+        return lost_connection(self.label, tool, why)
 
     async def bind(self, scope: RunScope) -> Toolbox | None:
         """The server's tools for this run; None when it offers none.

@@ -5,7 +5,7 @@
 | a result, `isError` false | Success: `structuredContent`, else the text, else the content blocks as JSON |
 | a result, `isError` true | Error `execution_error` with the server's text |
 | a JSON-RPC error (`MCPError`) | Error `execution_error` with the server's message |
-| the connection lost (the server exited, the pipe broke) | Error `execution_error`; the call is never re-sent |
+| the connection lost (the server exited, the pipe broke) | Error `execution_error`, never re-sent (see `supervisor`) |
 
 A toolwire deadline is not mapped here: the pipeline cancels the call (the SDK then sends
 `notifications/cancelled`) and records a Timeout, as for every tool.
@@ -56,6 +56,6 @@ def lost_connection(server: str, tool: str, problem: BaseException | str) -> Too
     return ToolResult.failed(
         None,
         f"MCP server {server!r} could not run {tool!r}: {detail}. The call was not re-sent; "
-        "the server's tools stay unavailable until the agent is set up again.",
+        "the next call of the server's tools connects again (restarting a stdio server).",
         error_type="MCPConnectionError",
     )
