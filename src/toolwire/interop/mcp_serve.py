@@ -1,7 +1,8 @@
 """toolwire's tools served over MCP: the same pipeline (validation, policy, filters, deadline) behind `tools/call`.
 
 ```
-toolwire mcp serve --app myapp:make_agent      # stdio; an MCP client starts it as a subprocess
+toolwire mcp serve --app myapp:make_agent          # stdio; an MCP client starts it as a subprocess
+toolwire mcp serve --app myapp:make_agent --http   # Streamable HTTP on 127.0.0.1 (`mcp_http`)
 ```
 
 Each tool is listed with its JSON Schema and all four annotations, always explicit, from its
@@ -26,12 +27,13 @@ declared the capability and the connection can carry a server request (the hands
 of the protocol, up to 2025-11-25; the 2026-07-28 generation's input-required results are not
 served yet); a yes approves that one call, once. The application's own consent handler, when
 its policy has one, decides first (`PermissionPolicy.check`). With no way to ask, the call is
-Denied. One process serves one MCP connection, which is one toolwire thread: grants and
-remembered denials last as long as the process.
+Denied. One MCP connection is one toolwire thread: the process's, on stdio; a session's, over
+Streamable HTTP. Grants and remembered denials last as long as it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import secrets
@@ -52,7 +54,9 @@ import_extra("mcp", "mcp")  # a missing SDK fails here, naming the extra to inst
 import mcp.types as types  # noqa: E402
 from mcp.server import Server, ServerRequestContext  # noqa: E402
 from mcp.server.stdio import stdio_server  # noqa: E402
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER  # noqa: E402
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
+from starlette.requests import Request  # noqa: E402
 
 __all__ = ["META_PREFIX", "annotations_for", "build_server", "load_pipeline", "serve_stdio", "to_call_result"]
 
@@ -93,8 +97,9 @@ def build_server(pipeline: Pipeline, *, name: str = "toolwire", thread_id: str |
     Args:
         pipeline: The tools with their policy and filters.
         name: The server's name in the MCP handshake.
-        thread_id: The toolwire thread the calls belong to (approvals, grants and remembered
-            denials are per thread); a fresh one when None.
+        thread_id: The toolwire thread of the calls that come without an HTTP session (stdio:
+            one process, one connection); approvals, grants and remembered denials are per
+            thread. A fresh one when None. A Streamable HTTP session gets a thread of its own.
     """
     thread = thread_id or "mcp_" + secrets.token_hex(16)
 
@@ -116,9 +121,19 @@ def build_server(pipeline: Pipeline, *, name: str = "toolwire", thread_id: str |
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         call = ToolCall(id="mcp_" + secrets.token_hex(8), name=params.name, arguments=dict(params.arguments or {}))
         asking = pipeline.with_tools(pipeline.toolbox, client=_elicitation(ctx))
-        return to_call_result(await asking.invoke(call, thread_id=thread))
+        return to_call_result(await asking.invoke(call, thread_id=_thread_of(ctx, thread)))
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _thread_of(ctx: ServerRequestContext[Any], connection_thread: str) -> str:
+    """The thread of a call: its Streamable HTTP session's, else the connection's (stdio)."""
+    request = ctx.request
+    if isinstance(request, Request) and (session := request.headers.get(MCP_SESSION_ID_HEADER)):
+        # The SDK answers 404 to a session id it did not make (or that another credential made),
+        # so a client cannot reach another session's thread by naming it.
+        return "mcp_" + hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return connection_thread
 
 
 def _elicitation(ctx: ServerRequestContext[Any]) -> ConsentHandler | None:
