@@ -100,6 +100,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="R",
         help="refused frames a principal's connections may cause per second after the burst (default 10)",
     )
+    serve.add_argument(
+        "--mcp",
+        action="store_true",
+        help="also serve the agent's function tools over MCP at /mcp (same tokens as /ws; docs/mcp-serve.md)",
+    )
     mcp = commands.add_parser("mcp", help="MCP: serve toolwire's tools to MCP clients (needs the 'mcp' extra)")
     mcp_commands = mcp.add_subparsers(dest="mcp_command", required=True)
     mcp_serve = mcp_commands.add_parser(
@@ -148,6 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 max_conversations=args.max_conversations,
                 refusal_burst=args.refusal_burst,
                 refusal_rate=args.refusal_rate,
+                mcp=args.mcp,
             )
             return serve(options)
         if args.url is not None:

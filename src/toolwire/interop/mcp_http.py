@@ -25,8 +25,8 @@ Security by default:
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Final, TextIO
 
 from .._extras import import_extra
@@ -50,7 +50,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
 from .mcp_serve import build_server  # noqa: E402
 
-__all__ = ["DEFAULT_PORT", "LOOPBACK", "PATH", "MCPEndpoint", "http_app", "serve_http", "tokens_for"]
+__all__ = ["DEFAULT_PORT", "LOOPBACK", "PATH", "MCPEndpoint", "http_app", "mount_mcp", "serve_http", "tokens_for"]
 
 PATH: Final = "/mcp"
 """Where the endpoint answers, standalone and mounted."""
@@ -133,6 +133,38 @@ def http_app(
         )
     endpoint = MCPEndpoint(pipeline, name=name, auth=auth, host=host)
     return Starlette(routes=[Route(PATH, endpoint=endpoint)], lifespan=lambda _app: endpoint.run())
+
+
+def mount_mcp(app: Starlette, *, path: str = PATH, name: str = "toolwire") -> MCPEndpoint:
+    """Serve the function tools of a toolwire server's agent over MCP at `path`, next to `/ws`.
+
+    `app` is what `toolwire.server.create_app` returned: the endpoint serves `agent.pipeline`
+    (its policy and filters) and accepts the tokens and browser origins that `/ws` accepts. Its
+    lifespan joins the app's: run the app with its lifespan on (uvicorn's `lifespan="on"`), or,
+    when you mount the app in another, enter `app.router.lifespan_context(app)` in that one's.
+
+    Returns:
+        The endpoint (its `manager` is the SDK's session manager).
+
+    Raises:
+        UsageError: `app` is not a toolwire server's app.
+    """
+    from ..server.app import ToolwireServer
+
+    server: object = getattr(app.state, "toolwire", None)
+    if not isinstance(server, ToolwireServer):
+        raise UsageError("mount_mcp needs the app that toolwire.server.create_app returned")
+    endpoint = MCPEndpoint(server.agent.pipeline, name=name, auth=server.auth, origin_allowed=server.origin_allowed)
+    app.router.routes.append(Route(path, endpoint=endpoint))
+    previous = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(served: Starlette) -> AsyncGenerator[Any]:
+        async with previous(served) as state, endpoint.run():
+            yield state
+
+    app.router.lifespan_context = lifespan
+    return endpoint
 
 
 def serve_http(
