@@ -2,6 +2,8 @@
 
 Every test runs over stdio and over Streamable HTTP (one server process per module, on a free
 loopback port), with the client in legacy mode (the handshake generation) and in 2026-07-28 mode.
+An Ask reaches the client's elicitation callback either way: as an elicitation request in legacy
+mode, as an `input_required` result that the client answers and retries in 2026-07-28 mode.
 """
 
 from __future__ import annotations
@@ -113,9 +115,9 @@ async def test_invalid_arguments_are_an_error_with_the_invalid_parameters_code(s
     assert (result.meta[OUTCOME], result.meta[CODE]) == ("error", "invalid_parameters")
 
 
-async def test_an_ask_answered_yes_runs_the_call_once(server: str | None):
+async def test_an_ask_answered_yes_runs_the_call_once(server: str | None, mode: str):
     asked: list[str] = []
-    async with connected(server, LEGACY, answering(True, asked)) as client:
+    async with connected(server, mode, answering(True, asked)) as client:
         before = (await runs(client)).count("local_touch")
         result = await client.call_tool("local_touch", {"path": "/tmp/x"})
         after = (await runs(client)).count("local_touch")
@@ -123,16 +125,16 @@ async def test_an_ask_answered_yes_runs_the_call_once(server: str | None):
     assert len(asked) == 1 and "local_touch" in asked[0]
 
 
-async def test_an_approval_is_bound_to_its_call_the_next_one_asks_again(server: str | None):
+async def test_an_approval_is_bound_to_its_call_the_next_one_asks_again(server: str | None, mode: str):
     asked: list[str] = []
-    async with connected(server, LEGACY, answering(True, asked)) as client:
+    async with connected(server, mode, answering(True, asked)) as client:
         await client.call_tool("local_touch", {"path": "/tmp/x"})
         await client.call_tool("local_touch", {"path": "/tmp/x"})
     assert len(asked) == 2
 
 
-async def test_an_ask_answered_no_is_denied_and_does_not_run(server: str | None):
-    async with connected(server, LEGACY, answering(False, [])) as client:
+async def test_an_ask_answered_no_is_denied_and_does_not_run(server: str | None, mode: str):
+    async with connected(server, mode, answering(False, [])) as client:
         before = (await runs(client)).count("local_touch")
         result = await client.call_tool("local_touch", {"path": "/tmp/x"})
         after = (await runs(client)).count("local_touch")

@@ -39,6 +39,7 @@ import_extra("mcp", "mcp")  # a missing SDK fails here, naming the extra to inst
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware  # noqa: E402
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware  # noqa: E402
 from mcp.server.auth.provider import AccessToken  # noqa: E402
+from mcp.server.request_state import RequestStateSecurity  # noqa: E402
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager  # noqa: E402
 from mcp.server.transport_security import TransportSecuritySettings  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
@@ -74,6 +75,8 @@ class MCPEndpoint:
             SDK's DNS rebinding protection for a loopback `host` checks origins instead.
         host: The address the server listens on: on loopback, the SDK checks `Host` and
             `Origin` (DNS rebinding); None when mounted (the app that mounts it checks).
+        request_state: How the 2026-07-28 generation's `requestState` is sealed (see
+            `build_server`); None: the keys of `TOOLWIRE_MCP_STATE_KEY`, else a key of this process.
     """
 
     def __init__(
@@ -84,9 +87,11 @@ class MCPEndpoint:
         auth: TokenAuth | None = None,
         origin_allowed: OriginCheck | None = None,
         host: str | None = None,
+        request_state: RequestStateSecurity | None = None,
     ) -> None:
+        server = build_server(pipeline, name=name, request_state=request_state)
         security = _loopback_only() if host in LOOPBACK else None
-        self.manager = StreamableHTTPSessionManager(app=build_server(pipeline, name=name), security_settings=security)
+        self.manager = StreamableHTTPSessionManager(app=server, security_settings=security)
         """The SDK's session manager: sessions of the handshake generation, and the task group they run in."""
         app: ASGIApp = StreamableHTTPASGIApp(self.manager)
         if origin_allowed is not None:
@@ -113,7 +118,12 @@ class MCPEndpoint:
 
 
 def http_app(
-    pipeline: Pipeline, *, name: str = "toolwire", auth: TokenAuth | None = None, host: str = "127.0.0.1"
+    pipeline: Pipeline,
+    *,
+    name: str = "toolwire",
+    auth: TokenAuth | None = None,
+    host: str = "127.0.0.1",
+    request_state: RequestStateSecurity | None = None,
 ) -> Starlette:
     """A Starlette app serving the pipeline's tools at `/mcp`, its lifespan running the endpoint.
 
@@ -122,6 +132,7 @@ def http_app(
         name: The server's name in the MCP handshake.
         auth: The tokens every request must present; None: none (loopback only).
         host: The address it will listen on (on loopback, DNS rebinding protection is on).
+        request_state: How `requestState` is sealed (see `MCPEndpoint`).
 
     Raises:
         UsageError: `host` is not a loopback address and there are no tokens.
@@ -131,17 +142,21 @@ def http_app(
             f"serving MCP on {host} lets anyone who reaches it call your tools: give a token "
             "(--token, TOOLWIRE_TOKEN or --tokens), or listen on 127.0.0.1"
         )
-    endpoint = MCPEndpoint(pipeline, name=name, auth=auth, host=host)
+    endpoint = MCPEndpoint(pipeline, name=name, auth=auth, host=host, request_state=request_state)
     return Starlette(routes=[Route(PATH, endpoint=endpoint)], lifespan=lambda _app: endpoint.run())
 
 
-def mount_mcp(app: Starlette, *, path: str = PATH, name: str = "toolwire") -> MCPEndpoint:
+def mount_mcp(
+    app: Starlette, *, path: str = PATH, name: str = "toolwire", request_state: RequestStateSecurity | None = None
+) -> MCPEndpoint:
     """Serve the function tools of a toolwire server's agent over MCP at `path`, next to `/ws`.
 
     `app` is what `toolwire.server.create_app` returned: the endpoint serves `agent.pipeline`
     (its policy and filters) and accepts the tokens and browser origins that `/ws` accepts. Its
     lifespan joins the app's: run the app with its lifespan on (uvicorn's `lifespan="on"`), or,
     when you mount the app in another, enter `app.router.lifespan_context(app)` in that one's.
+    Several server processes answer each other's `input_required` rounds when they share
+    `TOOLWIRE_MCP_STATE_KEY` (or the same `request_state`).
 
     Returns:
         The endpoint (its `manager` is the SDK's session manager).
@@ -154,7 +169,13 @@ def mount_mcp(app: Starlette, *, path: str = PATH, name: str = "toolwire") -> MC
     server: object = getattr(app.state, "toolwire", None)
     if not isinstance(server, ToolwireServer):
         raise UsageError("mount_mcp needs the app that toolwire.server.create_app returned")
-    endpoint = MCPEndpoint(server.agent.pipeline, name=name, auth=server.auth, origin_allowed=server.origin_allowed)
+    endpoint = MCPEndpoint(
+        server.agent.pipeline,
+        name=name,
+        auth=server.auth,
+        origin_allowed=server.origin_allowed,
+        request_state=request_state,
+    )
     app.router.routes.append(Route(path, endpoint=endpoint))
     previous = app.router.lifespan_context
 
