@@ -6,6 +6,7 @@ toolwire chat --model openai:gpt-4o-mini
 toolwire chat --data-dir .toolwire --thread THREAD_ID   # continue a stored conversation
 toolwire chat --url ws://127.0.0.1:8765/ws --token TOKEN # chat through a toolwire server (docs/client.md)
 toolwire mcp serve --app myapp:make_agent                # its tools to an MCP client, over stdio (docs/mcp-serve.md)
+toolwire mcp serve --app myapp:make_agent --http         # ... over Streamable HTTP, http://127.0.0.1:8766/mcp
 ```
 
 Both chats follow one set of rules (docs/chat.md): Ctrl-C stops the run in progress (on the server
@@ -99,14 +100,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="R",
         help="refused frames a principal's connections may cause per second after the burst (default 10)",
     )
+    serve.add_argument(
+        "--mcp",
+        action="store_true",
+        help="also serve the agent's function tools over MCP at /mcp (same tokens as /ws; docs/mcp-serve.md)",
+    )
     mcp = commands.add_parser("mcp", help="MCP: serve toolwire's tools to MCP clients (needs the 'mcp' extra)")
     mcp_commands = mcp.add_subparsers(dest="mcp_command", required=True)
-    mcp_serve = mcp_commands.add_parser("serve", help="serve an application's tools over stdio (docs/mcp-serve.md)")
+    mcp_serve = mcp_commands.add_parser(
+        "serve", help="serve an application's tools over stdio or Streamable HTTP (docs/mcp-serve.md)"
+    )
     mcp_serve.add_argument(
         "--app",
         required=True,
         help="module:factory returning your Agent, Pipeline or Toolbox (called without arguments)",
     )
+    mcp_serve.add_argument("--http", action="store_true", help="serve over Streamable HTTP at /mcp instead of stdio")
+    mcp_serve.add_argument("--host", default="127.0.0.1", help="with --http: the address to bind (default 127.0.0.1)")
+    mcp_serve.add_argument("--port", type=int, default=8766, help="with --http: the port (default 8766; 0 picks one)")
+    mcp_serve.add_argument(
+        "--token", help="with --http: the Bearer token clients present (default: TOOLWIRE_TOKEN, else none)"
+    )
+    mcp_serve.add_argument("--tokens", type=Path, help="with --http: a file of 'PRINCIPAL TOKEN' lines")
     conversations = commands.add_parser(
         "conversations", help="list the conversations of a data directory, or cancel one"
     )
@@ -122,10 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "conversations":
             return anyio.run(_conversations, args)
         if args.command == "mcp":
-            from .interop.mcp_serve import load_pipeline, serve_stdio
-
-            anyio.run(serve_stdio, load_pipeline(args.app))
-            return 0
+            return _mcp_serve(args)
         if args.command == "serve":
             from .server.serve import ServeOptions, serve
 
@@ -141,6 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 max_conversations=args.max_conversations,
                 refusal_burst=args.refusal_burst,
                 refusal_rate=args.refusal_rate,
+                mcp=args.mcp,
             )
             return serve(options)
         if args.url is not None:
@@ -157,6 +170,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _mcp_serve(args: argparse.Namespace) -> int:
+    """`toolwire mcp serve`: over stdio, or Streamable HTTP with `--http`."""
+    from .interop.mcp_serve import load_pipeline, serve_stdio
+
+    if not args.http:
+        anyio.run(serve_stdio, load_pipeline(args.app))
+        return 0
+    from .interop.mcp_http import serve_http, tokens_for
+
+    auth = tokens_for(args.token, args.tokens, os.environ)
+    serve_http(load_pipeline(args.app), host=args.host, port=args.port, auth=auth)
+    return 0
 
 
 def _positive(text: str) -> int:

@@ -1,7 +1,8 @@
 """toolwire's tools served over MCP: the same pipeline (validation, policy, filters, deadline) behind `tools/call`.
 
 ```
-toolwire mcp serve --app myapp:make_agent      # stdio; an MCP client starts it as a subprocess
+toolwire mcp serve --app myapp:make_agent          # stdio; an MCP client starts it as a subprocess
+toolwire mcp serve --app myapp:make_agent --http   # Streamable HTTP on 127.0.0.1 (`mcp_http`)
 ```
 
 Each tool is listed with its JSON Schema and all four annotations, always explicit, from its
@@ -21,17 +22,18 @@ other value as its JSON text, an object also as `structuredContent`); every othe
 (`dev.toolwire/outcome`: `error`, `canceled`, `timeout` or `denied`; `dev.toolwire/code`: the wire
 code, e.g. `invalid_parameters`; `dev.toolwire/payload`: the payload the model would see).
 
-An Ask is put to the person at the MCP client with an elicitation (yes or no) when the client
-declared the capability and the connection can carry a server request (the handshake generation
-of the protocol, up to 2025-11-25; the 2026-07-28 generation's input-required results are not
-served yet); a yes approves that one call, once. The application's own consent handler, when
-its policy has one, decides first (`PermissionPolicy.check`). With no way to ask, the call is
-Denied. One process serves one MCP connection, which is one toolwire thread: grants and
-remembered denials last as long as the process.
+An Ask is put to the person at the MCP client when the client declared the `elicitation`
+capability (`mcp_consent`): with an elicitation request on the handshake generation (up to
+2025-11-25), with an `input_required` result and a sealed `requestState` on 2026-07-28. A yes
+approves that one call, once. The application's own consent handler, when its policy has one,
+decides first (`PermissionPolicy.check`). With no way to ask, the call is Denied. One MCP
+connection is one toolwire thread: the process's, on stdio; a session's, over
+Streamable HTTP. Grants and remembered denials last as long as it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import secrets
@@ -44,15 +46,19 @@ from ..errors import UsageError
 from ..loop import Agent
 from ..modes import ToolMode
 from ..pipeline import Pipeline
-from ..policy import ConsentAnswer, ConsentHandler, ConsentRequest
 from ..tools import Tool, Toolbox
 
 import_extra("mcp", "mcp")  # a missing SDK fails here, naming the extra to install
 
 import mcp.types as types  # noqa: E402
 from mcp.server import Server, ServerRequestContext  # noqa: E402
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity  # noqa: E402
 from mcp.server.stdio import stdio_server  # noqa: E402
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER  # noqa: E402
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+
+from .mcp_consent import InputRequired, elicitation, request_state_security  # noqa: E402
 
 __all__ = ["META_PREFIX", "annotations_for", "build_server", "load_pipeline", "serve_stdio", "to_call_result"]
 
@@ -64,12 +70,6 @@ _OUTCOMES: Final = {
     ResultType.TIMEOUT: "timeout",
     ResultType.DENIED: "denied",
 }
-_APPROVAL_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {"approve": {"type": "boolean", "title": "Allow this call", "default": False}},
-    "required": ["approve"],
-}
-_ELICITATION: Final = types.ClientCapabilities(elicitation=types.ElicitationCapability())
 
 
 def annotations_for(tool: Tool[..., Any]) -> types.ToolAnnotations:
@@ -84,7 +84,13 @@ def annotations_for(tool: Tool[..., Any]) -> types.ToolAnnotations:
     )
 
 
-def build_server(pipeline: Pipeline, *, name: str = "toolwire", thread_id: str | None = None) -> Server[Any]:
+def build_server(
+    pipeline: Pipeline,
+    *,
+    name: str = "toolwire",
+    thread_id: str | None = None,
+    request_state: RequestStateSecurity | None = None,
+) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) whose tools are the pipeline's toolbox.
 
     Run it on a transport next, e.g. `serve_stdio`. Calls run through `pipeline`: its policy,
@@ -93,10 +99,19 @@ def build_server(pipeline: Pipeline, *, name: str = "toolwire", thread_id: str |
     Args:
         pipeline: The tools with their policy and filters.
         name: The server's name in the MCP handshake.
-        thread_id: The toolwire thread the calls belong to (approvals, grants and remembered
-            denials are per thread); a fresh one when None.
+        thread_id: The toolwire thread of the calls that come without an HTTP session (stdio:
+            one process, one connection); approvals, grants and remembered denials are per
+            thread. A fresh one when None. A Streamable HTTP session gets a thread of its own.
+        request_state: How the 2026-07-28 generation's `requestState` is sealed; None:
+            `request_state_security()` (the keys of `TOOLWIRE_MCP_STATE_KEY`, else a key of this
+            process).
+
+    Raises:
+        UsageError: `TOOLWIRE_MCP_STATE_KEY` holds a key shorter than 32 bytes.
     """
     thread = thread_id or "mcp_" + secrets.token_hex(16)
+    security = request_state if request_state is not None else request_state_security()
+    rounds = InputRequired(pipeline, ttl=security.ttl)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -113,32 +128,31 @@ def build_server(pipeline: Pipeline, *, name: str = "toolwire", thread_id: str |
             ]
         )
 
-    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # an Ask is an `input_required` result
+            outcome = await rounds.call(ctx, params)
+            return outcome if isinstance(outcome, types.InputRequiredResult) else to_call_result(outcome)
         call = ToolCall(id="mcp_" + secrets.token_hex(8), name=params.name, arguments=dict(params.arguments or {}))
-        asking = pipeline.with_tools(pipeline.toolbox, client=_elicitation(ctx))
-        return to_call_result(await asking.invoke(call, thread_id=thread))
+        asking = pipeline.with_tools(pipeline.toolbox, client=elicitation(ctx))
+        return to_call_result(await asking.invoke(call, thread_id=_thread_of(ctx, thread)))
 
-    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+    server = Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+    # Seals the `requestState` of an `input_required` result, and verifies it when it comes back
+    # (before the handler sees it): bound to the call, the server's name and the principal.
+    server.middleware.append(RequestStateBoundary(security, default_audience=name))
+    return server
 
 
-def _elicitation(ctx: ServerRequestContext[Any]) -> ConsentHandler | None:
-    """A consent handler that asks the MCP client's user, or None when the client cannot be asked."""
-    session = ctx.session
-    if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return None  # that generation asks with an input-required result, not served yet: Denied
-    if not session.can_send_request or not session.check_client_capability(_ELICITATION):
-        return None  # the policy denies: no one is available to approve it
-
-    async def ask(request: ConsentRequest) -> ConsentAnswer:
-        arguments = json.dumps(request.call.arguments, ensure_ascii=False)
-        message = f"Allow '{request.tool}' ({request.mode}) with {arguments}? {request.reason}."
-        answer = await session.elicit_form(message, _APPROVAL_SCHEMA, related_request_id=ctx.request_id)
-        if answer.action == "accept" and (answer.content or {}).get("approve") is True:
-            return ConsentAnswer(True, scope="once")
-        refused = "the user declined" if answer.action != "cancel" else "the user dismissed the request"
-        return ConsentAnswer(False, refused)
-
-    return ask
+def _thread_of(ctx: ServerRequestContext[Any], connection_thread: str) -> str:
+    """The thread of a call: its Streamable HTTP session's, else the connection's (stdio)."""
+    request = ctx.request
+    if isinstance(request, Request) and (session := request.headers.get(MCP_SESSION_ID_HEADER)):
+        # The SDK answers 404 to a session id it did not make (or that another credential made),
+        # so a client cannot reach another session's thread by naming it.
+        return "mcp_" + hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return connection_thread
 
 
 def to_call_result(result: ToolResult) -> types.CallToolResult:

@@ -206,7 +206,7 @@ class ToolwireServer:
         """
         origin = request.headers.get("origin")
         cors = {"Access-Control-Allow-Origin": origin, "Vary": "Origin"} if origin is not None else {}
-        if origin is not None and not self._origin_allowed(origin.rstrip("/"), request):
+        if origin is not None and not self.origin_allowed(origin.rstrip("/"), request):
             _log.warning("refused a token check from origin %.200s", origin)
             return Response(status_code=403, headers={"Vary": "Origin"})
         if request.method == "OPTIONS":
@@ -254,7 +254,7 @@ class ToolwireServer:
 
     def _authenticate(self, websocket: WebSocket) -> str | None:
         origin = websocket.headers.get("origin")
-        if origin is not None and not self._origin_allowed(origin.rstrip("/"), websocket):
+        if origin is not None and not self.origin_allowed(origin.rstrip("/"), websocket):
             _log.warning("refused a connection from origin %.200s", origin)
             return None
         principal = self.auth.authenticate(TokenAuth.token_from(websocket.headers, websocket.query_params))
@@ -262,7 +262,7 @@ class ToolwireServer:
             _log.warning("refused an unauthenticated connection to %s", redact(str(websocket.url)))
         return principal
 
-    def _origin_allowed(self, origin: str, connection: HTTPConnection) -> bool:
+    def origin_allowed(self, origin: str, connection: HTTPConnection) -> bool:
         """An allowed origin, or the server's own (its page): same scheme family and Host."""
         if origin in self.allowed_origins:
             return True

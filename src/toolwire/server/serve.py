@@ -3,6 +3,7 @@
 ```
 toolwire serve                                  # the example agent, the local model, 127.0.0.1:8765
 toolwire serve --app myapp:make_agent --port 9000 --tokens tokens.txt --allow-origin https://app.example
+toolwire serve --app myapp:make_agent --mcp     # and its function tools over MCP at /mcp, same tokens
 ```
 
 `--app module:factory` names a function returning an `Agent`; if it has a `store` parameter it
@@ -72,6 +73,8 @@ class ServeOptions:
     """Refused frames a principal's connections may cause at once (`RefusalLimit.burst`)."""
     refusal_rate: float = 10.0
     """Refused frames a principal's connections may cause per second after that (`RefusalLimit.per_second`)."""
+    mcp: bool = False
+    """Also serve the agent's function tools over MCP at `/mcp`, with the same tokens (`mount_mcp`)."""
 
 
 def load_agent(spec: str | None, store: Store, model: str | None, *, log_dir: Path | None = None) -> Agent:
@@ -213,6 +216,10 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
             max_conversations=options.max_conversations,
             refusal_limit=RefusalLimit(burst=options.refusal_burst, per_second=options.refusal_rate),
         )
+        if options.mcp:
+            from ..interop.mcp_http import mount_mcp  # the MCP SDK loads only when asked for
+
+            mount_mcp(app)
     except BaseException:
         anyio.run(store.aclose)
         lock.release()
@@ -225,7 +232,7 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         ws_ping_interval=KEEPALIVE_SECONDS,
         ws_ping_timeout=KEEPALIVE_SECONDS,
         ws_per_message_deflate=False,
-        lifespan="off",
+        lifespan="on" if options.mcp else "off",  # /mcp's sessions run in the app's lifespan
         log_level="info",
         # Runs are parked before connections close (`GracefulServer`); their calls stay in the
         # ledger and resume with the next start.
@@ -259,6 +266,8 @@ async def _run(
             # SIGTERM and SIGINT stop it gracefully (`GracefulServer`): the runs are parked, then
             # `serve` returns, the model and the store are closed, and the exit status is 0.
             print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {store.path})", file=out)
+            if options.mcp:
+                print(f"mcp: http://{host}:{port}/mcp (Authorization: Bearer TOKEN)", file=out)
             if (STATIC / "index.html").is_file():
                 # The token goes in the fragment: browsers never send it to the server, so no log sees it.
                 print(f"chat page: http://{host}:{port}/" + (f"#token={printed}" if printed else ""), file=out)
