@@ -54,6 +54,7 @@ from mcp.client.stdio import StdioServerParameters
 import mcp
 from toolwire import Agent, ResultType, ToolCall
 from toolwire.interop.mcp import MCPToolset
+from toolwire.messages import ToolResultMessage
 from toolwire.models import ModelResponse
 from toolwire.pipeline import Pipeline
 from toolwire.testing import ScriptedModel
@@ -162,7 +163,7 @@ class Calls:
         invoked = await self.pipeline.invoke(self.call)
         self.agent.model = ScriptedModel([*self.turns[:1], self.answer])
         run = await self.agent.run(PROMPT)
-        ran = [m.result for m in run.transcript if getattr(m, "role", "") == "tool"]
+        ran = [m.result for m in run.transcript if isinstance(m, ToolResultMessage)]
         if not (len(texts) == 1 and direct.data == invoked.data == texts[0] and invoked.type is ResultType.SUCCESS):
             raise RuntimeError(f"{self.kind}: bare {texts!r}, toolset {direct!r}, pipeline {invoked!r}")
         if [r.data for r in ran] != texts or run.output != "done":
