@@ -112,7 +112,7 @@ class Calls:
         before = children()
         await stack.enter_async_context(self.agent)
         [self.server_pid] = children() - before
-        self.client = self.toolset._client  # the very session toolwire's calls go through
+        self.client = await self.toolset._client()  # the very session toolwire's calls go through
         self.pipeline = self.agent.pipeline.with_tools(self.toolset.toolbox)
 
     def units(self) -> dict[str, Callable[[int], Awaitable[Sample]]]:
