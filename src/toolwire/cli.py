@@ -119,7 +119,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     mcp_serve.add_argument("--host", default="127.0.0.1", help="with --http: the address to bind (default 127.0.0.1)")
     mcp_serve.add_argument("--port", type=int, default=8766, help="with --http: the port (default 8766; 0 picks one)")
     mcp_serve.add_argument(
-        "--token", help="with --http: the Bearer token clients present (default: TOOLWIRE_TOKEN, else none)"
+        "--token",
+        help="with --http: the Bearer token clients present (default: TOOLWIRE_TOKEN, else a new one, printed)",
+    )
+    mcp_serve.add_argument(
+        "--no-token",
+        action="store_true",
+        help="with --http on loopback: no authentication (any process of this machine can call the tools)",
     )
     mcp_serve.add_argument("--tokens", type=Path, help="with --http: a file of 'PRINCIPAL TOKEN' lines")
     conversations = commands.add_parser(
@@ -181,7 +187,9 @@ def _mcp_serve(args: argparse.Namespace) -> int:
         return 0
     from .interop.mcp_http import serve_http, tokens_for
 
-    auth = tokens_for(args.token, args.tokens, os.environ)
+    auth, made = tokens_for(args.token, args.tokens, os.environ, anonymous=args.no_token)
+    if made is not None:
+        print(f"token: {made}", flush=True)  # the client's `Authorization: Bearer <token>`
     serve_http(load_pipeline(args.app), host=args.host, port=args.port, auth=auth)
     return 0
 

@@ -25,6 +25,8 @@ PATH = os.pathsep.join([str(ROOT / "src"), str(HERE)])
 OUTCOME, CODE, PAYLOAD = "dev.toolwire/outcome", "dev.toolwire/code", "dev.toolwire/payload"
 LEGACY, MODERN = "legacy", "2026-07-28"
 """The client's modes: the handshake generation, and the stateless 2026-07-28 one."""
+TOKEN = "mcp-test-token-0123456789abcdef"
+"""The Bearer token of the HTTP servers these tests start (`http_server`) and present (`connected`)."""
 STATE_KEY = "k" * 16 + "0123456789abcdef0123456789abcdef"
 """A `requestState` key (TOOLWIRE_MCP_STATE_KEY) shared by the processes of one test."""
 
@@ -37,8 +39,9 @@ def server_environment(**extra: str) -> dict[str, str]:
 
 @contextmanager
 def http_server(*arguments: str, environment: dict[str, str] | None = None) -> Iterator[str]:
-    """Run `toolwire mcp serve --app mcp_app:factory --http --port 0 ARGUMENTS`; yield its URL, stop it after."""
+    """Run `toolwire mcp serve --app mcp_app:factory --http --port 0 --token TOKEN ARGUMENTS`; yield its URL, stop it after."""
     command = [sys.executable, "-m", "toolwire", "mcp", "serve", "--app", "mcp_app:factory", "--http", "--port", "0"]
+    command += ["--token", TOKEN]
     process = subprocess.Popen(
         [*command, *arguments],
         cwd=HERE,
@@ -80,7 +83,7 @@ def stdio_server() -> StdioServerParameters:
 
 @asynccontextmanager
 async def connected(
-    server: str | None, mode: str, elicitation: ElicitationFnT | None = None, *, token: str | None = None
+    server: str | None, mode: str, elicitation: ElicitationFnT | None = None, *, token: str | None = TOKEN
 ) -> AsyncIterator[Client]:
     """The official client in `mode`, connected to the server at `server` (a URL), or over stdio when None."""
     if server is None:

@@ -18,8 +18,9 @@ Security by default:
   access (401). A session belongs to the principal that opened it (the SDK answers 404 to
   another). A browser's request is refused (403) unless its `Origin` is one `/ws` accepts.
 - Standalone, the endpoint listens on loopback and checks `Host` and `Origin` against DNS
-  rebinding (the SDK's protection). Tokens are optional there; binding another address needs
-  them.
+  rebinding (the SDK's protection), and every request presents a token too: the one given, or
+  one made for the run and printed (`tokens_for`). `--no-token` serves without on loopback only
+  (any process of this machine can then call the tools); binding another address needs tokens.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any, Final, TextIO
 from .._extras import import_extra
 from ..errors import UsageError
 from ..pipeline import Pipeline
-from ..server.auth import TokenAuth
+from ..server.auth import TokenAuth, new_token
 
 import_extra("mcp", "mcp")  # a missing SDK fails here, naming the extra to install
 
@@ -266,13 +267,26 @@ class _OriginGate:
         await self._app(scope, receive, send)
 
 
-def tokens_for(token: str | None, tokens_file: str | None, environment: Mapping[str, str]) -> TokenAuth | None:
-    """The tokens `toolwire mcp serve --http` was given: `--tokens`, else `--token`, else `TOOLWIRE_TOKEN`, else none.
+def tokens_for(
+    token: str | None, tokens_file: str | None, environment: Mapping[str, str], *, anonymous: bool = False
+) -> tuple[TokenAuth | None, str | None]:
+    """The tokens `toolwire mcp serve --http` checks, and the token it made (to print), if it made one.
+
+    `--tokens`, else `--token`, else `TOOLWIRE_TOKEN`; with none of them a new token for this run
+    (every request authenticates, also on loopback), unless `anonymous` (`--no-token`): none.
 
     Raises:
-        UsageError: The tokens file cannot be read or is malformed, or a token is too short.
+        UsageError: The tokens file cannot be read or is malformed, a token is too short, or
+            `anonymous` beside a token.
     """
-    if tokens_file is not None:
-        return TokenAuth.from_file(tokens_file)
     given = token or environment.get("TOOLWIRE_TOKEN")
-    return TokenAuth.single(given) if given else None
+    if anonymous:
+        if tokens_file is not None or given:
+            raise UsageError("--no-token serves without authentication: give no token with it")
+        return None, None
+    if tokens_file is not None:
+        return TokenAuth.from_file(tokens_file), None
+    if given:
+        return TokenAuth.single(given), None
+    made = new_token()
+    return TokenAuth.single(made), made
