@@ -71,7 +71,7 @@ async def run_toolwire(url: str, scenario: str) -> None:
         result = await agent.run(scenario)
     for message in result.transcript:
         if isinstance(message, ToolResultMessage):
-            print(f"{message.result.type}: {message.result.data!r} {message.result.error or ''}")
+            print(f"{message.result.type.name}: {message.result.data!r} {message.result.error or ''}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -140,10 +140,17 @@ def environment() -> dict[str, str]:
 
 
 def run_server_suite(suite: list[str], server: list[str], results: Path) -> dict[str, list[dict[str, Any]]]:
-    """Start `server`, run the suite's active and pending server scenarios against it."""
-    with subprocess.Popen(
-        server, cwd=HERE, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    ) as process:
+    """Start `server`, run the suite's active and pending server scenarios against it.
+
+    The server's log goes to a file (a pipe nobody reads could fill up and stall it).
+    """
+    log = results / "server.log"
+    with (
+        log.open("w") as errors,
+        subprocess.Popen(
+            server, cwd=HERE, env=environment(), stdout=subprocess.PIPE, stderr=errors, text=True
+        ) as process,
+    ):
         try:
             assert process.stdout is not None
             lines: list[str] = []
@@ -152,7 +159,8 @@ def run_server_suite(suite: list[str], server: list[str], results: Path) -> dict
                 if found := re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line):
                     break
             else:
-                raise AssertionError(f"{server} did not start:\n" + "".join(lines))
+                process.wait(timeout=10)
+                raise AssertionError(f"{server} did not start:\n" + "".join(lines) + log.read_text())
             for which in ("active", "pending"):
                 command = [*suite, "server", "--url", found.group(1), "--suite", which, "-o", str(results)]
                 subprocess.run(command, capture_output=True, timeout=100, check=False)
