@@ -32,7 +32,7 @@ from toolwire import (
 )
 from toolwire.messages import ToolResultMessage
 from toolwire.models.openai import OpenAIModel
-from toolwire.pipeline import Filter, Next, ToolCallFinished
+from toolwire.pipeline import Filter, Next, ToolCallFinished, ToolProgress
 from toolwire.policy import MemoryApprovalStore
 from toolwire.testing import ScriptedModel
 
@@ -901,3 +901,22 @@ async def test_a_call_approved_before_a_restart_is_not_asked_again() -> None:
     batch = await pipeline.invoke_batch(calls, approved={"c1"})
     assert [result.type for result in batch.results] == [ResultType.SUCCESS, ResultType.DENIED]
     assert asked == ["c2"]
+
+
+# -- progress of a tool that runs in a worker thread ----------------------------------------------
+
+
+async def test_a_thread_tools_progress_is_told_in_the_event_loops_thread() -> None:
+    @tool
+    def get_pages(ctx: ToolContext) -> int:
+        ctx.report_progress(1, 1)
+        return 1
+
+    told: list[int] = []
+
+    def observe(event: object) -> None:
+        if isinstance(event, ToolProgress):
+            told.append(threading.get_ident())
+
+    await Pipeline(Toolbox([get_pages])).run(ToolCall(id="c1", name="get_pages", arguments={}), observer=observe)
+    assert told == [threading.get_ident()]

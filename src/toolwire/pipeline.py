@@ -35,7 +35,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, Final
 
-from anyio import CapacityLimiter, create_task_group, to_thread
+from anyio import CapacityLimiter, create_task_group, from_thread, to_thread
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from ._fast import guarded, together
@@ -425,12 +425,13 @@ class Pipeline:
         tool_context = None
         function = tool.function
         if tool.takes_context:
+            in_loop = tool.is_async or tool.inline
             tool_context = ToolContext(
                 call.id,
                 tool.name,
                 ctx.thread_id,
                 cancellation,
-                progress=None if ctx.observer is None else partial(_report, ctx),
+                progress=None if ctx.observer is None else partial(_report if in_loop else _report_from_thread, ctx),
                 ask=partial(self._ask, ctx),
             )
             function = tool.with_context(tool_context)
@@ -552,6 +553,14 @@ def _small_json(value: object, limit: int) -> bool:
 def _report(ctx: InvocationContext, progress: float, total: float | None, message: str | None) -> None:
     assert ctx.observer is not None
     ctx.observer(ToolProgress(ctx.tool_call, progress, total, message))
+
+
+def _report_from_thread(ctx: InvocationContext, progress: float, total: float | None, message: str | None) -> None:
+    """A report from a tool running in a worker thread, told in the event loop's thread (observers expect it)."""
+    try:
+        from_thread.run_sync(_report, ctx, progress, total, message)
+    except RuntimeError:  # a thread of the tool's own, or the run has ended: no one to tell
+        pass
 
 
 def _asker(observer: Observer) -> Callable[[ConsentRequest], None]:

@@ -1,15 +1,21 @@
 """The application toolwire's MCP server serves to the conformance suite's server scenarios.
 
-The tools the suite's tool scenarios call, as far as a toolwire tool can answer them: a toolwire
-result is text or JSON, so the image, audio, embedded-resource and mixed-content scenarios have no
-tool here; nor have progress, logging, sampling and elicitation (a toolwire tool cannot send them).
+    toolwire mcp serve --app conformance_app:make_agent --http --port 0     # from tests/mcp/
+
+The tools the suite's tool scenarios call (each scenario's expectation is in the suite's source,
+`node_modules/@modelcontextprotocol/conformance/dist/index.js`), as far as a toolwire tool can
+answer them. None for the rest: a toolwire result is text or JSON (no image, audio, embedded
+resource or mixed content), and a toolwire tool cannot log to the client, ask it for a sampling,
+or put a form to it (`ToolContext.ask` is a yes/no consent question).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from toolwire import Agent, Tool, Toolbox, ToolError, tool
+import anyio
+
+from toolwire import Agent, Tool, Toolbox, ToolContext, ToolError, tool
 from toolwire.client_tools.validation import SchemaParameters, check_parameters_schema
 from toolwire.testing import ScriptedModel
 
@@ -34,6 +40,16 @@ def test_error_handling() -> str:
     raise ToolError("This tool intentionally returns an error for testing")
 
 
+@tool(mode="read")
+async def test_tool_with_progress(ctx: ToolContext) -> str:
+    """Reports progress 0, 50 and 100 of 100, about 50 ms apart (the scenario's pacing)."""
+    for step in (0, 50, 100):
+        ctx.report_progress(step, 100)
+        if step < 100:
+            await anyio.sleep(0.05)
+    return "Progress reported."
+
+
 def _echo_arguments(**arguments: Any) -> dict[str, Any]:
     return arguments
 
@@ -47,4 +63,7 @@ def json_schema_tool() -> Tool[..., Any]:
 
 def make_agent() -> Agent:
     """An agent whose function tools are the conformance tools (its model is never asked)."""
-    return Agent(ScriptedModel([]), tools=Toolbox([test_simple_text, test_error_handling, json_schema_tool()]))
+    return Agent(
+        ScriptedModel([]),
+        tools=Toolbox([test_simple_text, test_error_handling, test_tool_with_progress, json_schema_tool()]),
+    )

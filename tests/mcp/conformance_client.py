@@ -3,15 +3,15 @@
 The suite starts a test server for a scenario, then runs this script with the server's URL as the
 last argument and the scenario's name in `MCP_CONFORMANCE_SCENARIO`; the script must exit 0.
 
-- default: toolwire's client, an `Agent` whose tools come from an `MCPToolset` on the URL (set
-  up: connect and list the tools; a scripted model makes the scenario's call through the loop).
-  Exits 3 when `MCPToolset` cannot connect to a URL (it speaks only stdio so far).
+- default: toolwire's client, an `Agent` whose tools come from `MCPToolset.http(url)` (set up:
+  connect and list the tools; a scripted model makes the scenario's call through the loop). Its
+  consent handler says yes to every question, so a server's yes/no question is accepted; a form
+  with fields is declined all the same (a consent answer cannot fill it).
 - `--sdk`: the reference, the official SDK's `mcp.Client` on its own.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 import sys
 from collections.abc import Sequence
@@ -22,14 +22,11 @@ from mcp.client.context import ClientRequestContext
 from mcp.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData
 
 import mcp
-from toolwire import Agent, ToolCall
+from toolwire import Agent, ConsentRequest, PermissionPolicy, ToolCall
 from toolwire.interop.mcp import MCPToolset
 from toolwire.messages import ToolResultMessage
 from toolwire.models import ModelResponse
 from toolwire.testing import ScriptedModel
-
-UNSUPPORTED = 3
-"""The exit status when toolwire's client cannot take part (no Streamable HTTP in `MCPToolset`)."""
 
 CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "tools_call": ("add_numbers", {"a": 5, "b": 3}),
@@ -37,11 +34,6 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "elicitation-sep1034-client-defaults": ("test_client_elicitation_defaults", {}),
 }
 """The tool each scenario calls after listing the tools (`initialize` only lists them)."""
-
-
-def toolwire_speaks_http() -> bool:
-    """True once `MCPToolset` takes a `url` (Streamable HTTP)."""
-    return "url" in inspect.signature(MCPToolset).parameters
 
 
 async def with_defaults(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
@@ -63,26 +55,29 @@ async def run_sdk(url: str, scenario: str) -> None:
             print(f"{name}: {result.model_dump_json(exclude_none=True)}")
 
 
+async def yes(request: ConsentRequest) -> bool:
+    """The person at this client: says yes to every question."""
+    return True
+
+
 async def run_toolwire(url: str, scenario: str) -> None:
-    toolset: Any = MCPToolset(url=url)  # type: ignore[call-arg]  # the Streamable HTTP form, once it exists
+    toolset = MCPToolset.http(url)
     turns: list[Any] = []
     if scenario in CALLS:
         name, arguments = CALLS[scenario]
         turns.append(ModelResponse(tool_calls=(ToolCall(id="c1", name=name, arguments=arguments),)))
-    async with Agent(ScriptedModel([*turns, "done"]), tools=[toolset]) as agent:
+    model = ScriptedModel([*turns, "done"])
+    async with Agent(model, tools=[toolset], policy=PermissionPolicy(consent=yes)) as agent:
         result = await agent.run(scenario)
     for message in result.transcript:
         if isinstance(message, ToolResultMessage):
-            print(f"{message.result.type}: {message.result.data!r} {message.result.error or ''}")
+            print(f"{message.result.type.name}: {message.result.data!r} {message.result.error or ''}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     sdk = "--sdk" in args
     url, scenario = args[-1], os.environ.get("MCP_CONFORMANCE_SCENARIO", "initialize")
-    if not sdk and not toolwire_speaks_http():
-        print("MCPToolset speaks only stdio: the suite's client scenarios need Streamable HTTP", file=sys.stderr)
-        return UNSUPPORTED
     anyio.run(run_sdk if sdk else run_toolwire, url, scenario)
     return 0
 

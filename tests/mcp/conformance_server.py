@@ -1,25 +1,18 @@
-"""The MCP servers the conformance suite's server scenarios run against, over Streamable HTTP on loopback.
+"""The reference server of the conformance suite's server scenarios: the official SDK's `MCPServer`.
 
-    python tests/mcp/conformance_server.py sdk          # the official SDK's MCPServer (the reference)
-    python tests/mcp/conformance_server.py toolwire     # toolwire's MCP server (tests/mcp/conformance_app.py)
+    python tests/mcp/conformance_server.py      # prints http://127.0.0.1:PORT/mcp once it listens
 
-The server listens on an ephemeral loopback port and prints its URL as its first line of output
-once the socket listens; it runs until it is terminated.
-
-`sdk` is the reference that shows the harness works: an `MCPServer` with the tools the suite's tool
-scenarios call (`test_simple_text`, ...), written for these tests. `toolwire` is toolwire's own
-server, `toolwire.interop.mcp_serve.build_server` over the application's pipeline, put on the SDK's
-Streamable HTTP transport (`Server.streamable_http_app`) because `toolwire mcp serve` speaks only
-stdio so far.
+It shows that the harness works: an `MCPServer` with the tools the suite's tool scenarios call
+(`test_simple_text`, ...), written for these tests, over Streamable HTTP on an ephemeral loopback
+port; it runs until it is terminated. toolwire's own server in the same scenarios is the real
+`toolwire mcp serve --http` (tests/mcp/test_conformance.py starts it on conformance_app.py).
 """
 
 from __future__ import annotations
 
-import argparse
 import base64
 import socket
 import sys
-from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -97,14 +90,6 @@ async def test_tool_with_logging(ctx: Context) -> str:
     return "Logging done."
 
 
-def _toolwire_app() -> ASGIApp:
-    from conformance_app import make_agent  # tests/mcp/, next to this file
-
-    from toolwire.interop.mcp_serve import build_server
-
-    return build_server(make_agent().pipeline, name="toolwire-conformance").streamable_http_app()
-
-
 def serve(app: ASGIApp) -> None:
     """Serve `app` on a fresh loopback port; print its URL once the socket listens.
 
@@ -119,12 +104,8 @@ def serve(app: ASGIApp) -> None:
     uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="An MCP server for the conformance suite (Streamable HTTP).")
-    parser.add_argument("kind", choices=["sdk", "toolwire"])
-    kind = parser.parse_args(argv).kind
-    app = reference.streamable_http_app() if kind == "sdk" else _toolwire_app()
-    serve(app)
+def main() -> None:
+    serve(reference.streamable_http_app())
 
 
 if __name__ == "__main__":

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import anyio
 
-from toolwire import PermissionPolicy, Pipeline, Toolbox
+from toolwire import PermissionPolicy, Pipeline, Toolbox, ToolContext
 
 ran: list[str] = []
 """The tools that ran in this process, in order (`get_runs` tells)."""
 
 
 def factory() -> Pipeline:
-    """One tool per mode, a slow one, a denied one and the record of what ran."""
+    """One tool per mode, a slow one, a denied one, two reporting progress and the record of what ran."""
     toolbox = Toolbox()
 
     @toolbox.tool(mode="read")
@@ -64,5 +64,19 @@ def factory() -> Pipeline:
         """Never answers: its deadline ends it."""
         await anyio.Event().wait()
         return "never"
+
+    @toolbox.tool(mode="read")
+    async def get_pages(ctx: ToolContext, count: int) -> int:
+        """Read `count` pages, reporting each one as progress."""
+        for page in range(1, count + 1):
+            ctx.report_progress(page, count, f"page {page}")
+        return count
+
+    @toolbox.tool(mode="read")
+    def get_pages_in_thread(ctx: ToolContext, count: int) -> int:
+        """`get_pages` as a plain function (it runs in a worker thread)."""
+        for page in range(1, count + 1):
+            ctx.report_progress(page, count, f"page {page}")
+        return count
 
     return Pipeline(toolbox, policy=PermissionPolicy(deny=["drop_*"]))

@@ -63,6 +63,8 @@ async def test_every_tool_is_listed_with_its_schema_and_all_four_annotations(ser
         "get_greeting": (True, False, True, False),
         "get_runs": (True, False, True, False),
         "get_forever": (True, False, True, False),
+        "get_pages": (True, False, True, False),
+        "get_pages_in_thread": (True, False, True, False),
         "add_note": (False, False, False, False),
         "set_title": (False, False, True, False),
         "drop_table": (False, True, False, False),

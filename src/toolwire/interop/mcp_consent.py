@@ -32,6 +32,7 @@ from .._extras import import_extra
 from ..cancellation import Cancellation
 from ..envelopes import ToolCall, ToolResult
 from ..errors import UsageError
+from ..invocation import Observer
 from ..pipeline import Pipeline
 from ..policy import ConsentAnswer, ConsentHandler, ConsentRequest
 
@@ -138,9 +139,12 @@ class InputRequired:
         """Call ids of the states answered, until they expire."""
 
     async def call(
-        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, *, observer: Observer | None = None
     ) -> ToolResult | types.InputRequiredResult:
-        """Run the call; its `ToolResult`, or the question when the client must answer first."""
+        """Run the call; its `ToolResult`, or the question when the client must answer first.
+
+        `observer` is told the call's events (its progress, for the client; see `mcp_serve.reporting`).
+        """
         arguments = dict(params.arguments or {})
         answer: types.InputResponse | None = None
         if params.request_state is None:
@@ -164,9 +168,10 @@ class InputRequired:
         can_ask = ctx.session.check_client_capability(_ELICITATION)
         asking = self._pipeline.with_tools(self._pipeline.toolbox, client=ask if can_ask else None)
         call = ToolCall(id=call_id, name=params.name, arguments=arguments)
-        result = await asking.invoke(call, thread_id=thread, cancellation=cancellation)
+        done = await asking.run(call, thread_id=thread, cancellation=cancellation, observer=observer)
+        assert done.result is not None
         if not asked:
-            return result
+            return done.result
         form = types.ElicitRequestFormParams(message=question(asked[0]), requested_schema=APPROVAL_SCHEMA)
         # A new call id: the approval will be bound to it, and this round's state is spent.
         state = json.dumps({"call": "mcp_" + secrets.token_hex(8), "thread": thread})

@@ -29,6 +29,12 @@ approves that one call, once. The application's own consent handler, when its po
 decides first (`PermissionPolicy.check`). With no way to ask, the call is Denied. One MCP
 connection is one toolwire thread: the process's, on stdio; a session's, over
 Streamable HTTP. Grants and remembered denials last as long as it.
+
+When the client's `tools/call` carries a `progressToken` (`_meta.progressToken`), what the tool
+reports with `ToolContext.report_progress(progress, total, message)` reaches the client as
+`notifications/progress` for that request, in order and before the result (on both
+generations: on 2026-07-28 they ride the call's response stream). Without a token nothing is
+sent.
 """
 
 from __future__ import annotations
@@ -36,13 +42,18 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import math
 import secrets
-from typing import Any, Final, cast
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar, cast
+
+import anyio
 
 from .._apps import find_app
 from .._extras import import_extra
 from ..envelopes import ResultType, ToolCall, ToolResult
 from ..errors import UsageError
+from ..invocation import CallEvent, Observer, ToolProgress
 from ..loop import Agent
 from ..modes import ToolMode
 from ..pipeline import Pipeline
@@ -60,7 +71,17 @@ from starlette.requests import Request  # noqa: E402
 
 from .mcp_consent import InputRequired, elicitation, request_state_security  # noqa: E402
 
-__all__ = ["META_PREFIX", "annotations_for", "build_server", "load_pipeline", "serve_stdio", "to_call_result"]
+__all__ = [
+    "META_PREFIX",
+    "annotations_for",
+    "build_server",
+    "load_pipeline",
+    "reporting",
+    "serve_stdio",
+    "to_call_result",
+]
+
+_T = TypeVar("_T")
 
 META_PREFIX: Final = "dev.toolwire/"
 """The prefix of toolwire's `_meta` keys (the spec reserves `modelcontextprotocol` and `mcp` prefixes)."""
@@ -132,17 +153,54 @@ def build_server(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # an Ask is an `input_required` result
-            outcome = await rounds.call(ctx, params)
+            outcome = await reporting(ctx, lambda observer: rounds.call(ctx, params, observer=observer))
             return outcome if isinstance(outcome, types.InputRequiredResult) else to_call_result(outcome)
         call = ToolCall(id="mcp_" + secrets.token_hex(8), name=params.name, arguments=dict(params.arguments or {}))
         asking = pipeline.with_tools(pipeline.toolbox, client=elicitation(ctx))
-        return to_call_result(await asking.invoke(call, thread_id=_thread_of(ctx, thread)))
+
+        async def run(observer: Observer | None) -> ToolResult:
+            done = await asking.run(call, thread_id=_thread_of(ctx, thread), observer=observer)
+            assert done.result is not None
+            return done.result
+
+        return to_call_result(await reporting(ctx, run))
 
     server = Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
     # Seals the `requestState` of an `input_required` result, and verifies it when it comes back
     # (before the handler sees it): bound to the call, the server's name and the principal.
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server
+
+
+async def reporting(ctx: ServerRequestContext[Any], run: Callable[[Observer | None], Awaitable[_T]]) -> _T:
+    """Run a call with the observer that sends its progress to the MCP client; its outcome.
+
+    Without a `progressToken` in the request, `run` gets no observer. With one, each
+    `ToolProgress` of the call is sent as `notifications/progress` (`ServerSession.report_progress`)
+    in the order reported; the last is sent before this returns, so before the result.
+    """
+    if ctx.meta is None or ctx.meta.get("progress_token") is None:
+        return await run(None)
+    send, receive = anyio.create_memory_object_stream[ToolProgress](math.inf)
+
+    def observe(event: CallEvent) -> None:
+        if isinstance(event, ToolProgress):
+            try:
+                send.send_nowait(event)
+            except anyio.ClosedResourceError:
+                pass  # reported by a thread still running after the call ended: its request is answered
+
+    async def forward() -> None:
+        async with receive:
+            async for event in receive:
+                await ctx.session.report_progress(event.progress, event.total, event.message)
+
+    outcome: list[_T] = []  # set inside the task group, which ends when the last report is sent
+    async with anyio.create_task_group() as group:
+        group.start_soon(forward)
+        with send:
+            outcome.append(await run(observe))
+    return outcome[0]
 
 
 def _thread_of(ctx: ServerRequestContext[Any], connection_thread: str) -> str:
