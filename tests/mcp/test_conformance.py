@@ -40,6 +40,7 @@ REFERENCE_SERVER = [sys.executable, str(HERE / "conformance_server.py")]
 TOOLWIRE_SERVER = [
     *(sys.executable, "-m", "toolwire", "mcp", "serve"),
     *("--app", "conformance_app:make_agent", "--http", "--port", "0"),
+    "--no-token",  # the suite's server scenarios send no credentials (it has no option for them)
 ]
 BAD = {"FAILURE", "WARNING"}
 

@@ -39,7 +39,7 @@ def server_environment(**extra: str) -> dict[str, str]:
 
 @contextmanager
 def http_server(*arguments: str, environment: dict[str, str] | None = None) -> Iterator[str]:
-    """Run `toolwire mcp serve --app mcp_app:factory --http --port 0 --token TOKEN ARGUMENTS`; yield its URL, stop it after."""
+    """Run `toolwire mcp serve --app mcp_app:factory --http --port 0 --token TOKEN ARGUMENTS`; yield its URL."""
     command = [sys.executable, "-m", "toolwire", "mcp", "serve", "--app", "mcp_app:factory", "--http", "--port", "0"]
     command += ["--token", TOKEN]
     process = subprocess.Popen(
