@@ -1,13 +1,13 @@
 """The agent `toolwire serve --app mcp_served_app:make_agent --mcp-servers FILE` serves in the tests.
 
 Its tools come from the MCP servers of the file (server-everything, collapsed as `everything`)
-and one function tool, `local_time`. A function model reads the latest user message:
+and one function tool, `get_time`. A function model reads the latest user message:
 
 | message | calls |
 |---|---|
 | `echo TEXT` | `everything` (expands the container), then `echo` with TEXT |
 | `add A B` | `everything`, then `get-sum` with A and B |
-| `time` | `local_time` (a function tool) |
+| `time` | `get_time` (a function tool) |
 
 and once the call has its result it answers with it: "The MCP server answered: Echo: TEXT".
 """
@@ -26,7 +26,7 @@ CONTAINER = "everything"
 
 
 @tool
-def local_time() -> str:
+def get_time() -> str:
     """The time here (always noon, for the tests)."""
     return "12:00"
 
@@ -38,7 +38,7 @@ def _plan(text: str) -> tuple[str, dict[str, Any]] | None:
         case ["add", a, b]:
             return "get-sum", {"a": int(a), "b": int(b)}
         case ["time"]:
-            return "local_time", {}
+            return "get_time", {}
         case _:
             return None
 
@@ -56,7 +56,7 @@ def script(request: ModelRequest) -> Turn:
     if made := [m for m in done if m.tool_name == name]:
         result = made[-1].result
         answer = result.data if result.success else result.error
-        return f"The {'function tool' if name == 'local_time' else 'MCP server'} answered: {answer}"
+        return f"The {'function tool' if name == 'get_time' else 'MCP server'} answered: {answer}"
     offered = {t.name for t in request.tools}
     call_id = f"c{len(asked)}_{len(done)}"
     if name not in offered and CONTAINER in offered:
@@ -66,4 +66,4 @@ def script(request: ModelRequest) -> Turn:
 
 def make_agent(store: Store) -> Agent:
     """The agent, on the server's store; `--mcp-servers` adds the file's servers to its tools."""
-    return Agent(FunctionModel(script), tools=[local_time], store=store)
+    return Agent(FunctionModel(script), tools=[get_time], store=store)
