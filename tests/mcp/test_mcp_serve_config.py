@@ -82,13 +82,14 @@ def _wait_gone(pid: int, timeout: float) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the server's process in /proc")
-def test_the_mcp_server_starts_with_toolwire_serve_and_stops_with_it(
+def test_the_mcp_server_starts_with_toolwire_serve_is_announced_and_stops_with_it(
     tmp_path: Path, everything: dict[str, Any]
 ) -> None:
     with serve(tmp_path, everything) as server:
         [child] = _children(server.process.pid)  # started before the server listens
         status, _ = server.stop()
-    assert (status, _wait_gone(child, timeout=10)) == (0, True)
+    said = "MCP server 'everything': 2 tools (collapsed)\n" in server.started
+    assert (said, status, _wait_gone(child, timeout=10)) == (True, 0, True)
 
 
 def _start(tmp_path: Path, content: dict[str, Any]) -> subprocess.CompletedProcess[str]:

@@ -41,6 +41,7 @@ from ..store import Store
 from .auth import TokenAuth, kept_token, redact
 
 if TYPE_CHECKING:
+    from ..interop.mcp import ConfiguredServer
     from ..store.sqlite import SqliteStore
     from .shutdown import GracefulServer
 
@@ -216,10 +217,12 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         agent = load_agent(options.app, store, options.model, log_dir=options.data_dir)
         if agent.store is not store:
             raise UsageError(f"--app {options.app}: create the Agent with the store it is given (a 'store' parameter)")
+        servers: list[ConfiguredServer] = []
         if options.mcp_servers is not None:
             from ..interop.mcp import load_servers  # the MCP SDK loads only when asked for
 
-            agent.add_toolsets(load_servers(options.mcp_servers))
+            servers = load_servers(options.mcp_servers)
+            agent.add_toolsets(servers)
         auth, printed = _auth(options, out)
         app = create_app(
             agent,
@@ -253,14 +256,22 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
     loop_factory = config.get_loop_factory()
     server = GracefulServer(config, app.state.toolwire, grace=SHUTDOWN_SECONDS)
     try:
-        anyio.run(_run, options, agent, store, server, out, printed, backend_options={"loop_factory": loop_factory})
+        anyio.run(
+            _run, options, agent, store, server, out, printed, servers, backend_options={"loop_factory": loop_factory}
+        )
     finally:
         lock.release()
     return 0
 
 
 async def _run(
-    options: ServeOptions, agent: Agent, store: SqliteStore, server: GracefulServer, out: TextIO, printed: str | None
+    options: ServeOptions,
+    agent: Agent,
+    store: SqliteStore,
+    server: GracefulServer,
+    out: TextIO,
+    printed: str | None,
+    servers: list[ConfiguredServer],
 ) -> None:
     """Enter the model and the agent (its toolsets: MCP servers start), listen, serve until a signal.
 
@@ -281,6 +292,9 @@ async def _run(
             # Printed once the server listens and its signal handlers are in place: from here on,
             # SIGTERM and SIGINT stop it gracefully (`GracefulServer`): the runs are parked, then
             # `serve` returns, the model and the store are closed, and the exit status is 0.
+            for configured in servers:
+                collapsed = " (collapsed)" if configured.toolset is not configured.mcp else ""
+                print(f"MCP server {configured.name!r}: {len(configured.mcp.toolbox)} tools{collapsed}", file=out)
             print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {store.path})", file=out)
             if options.mcp:
                 print(f"mcp: http://{host}:{port}/mcp (Authorization: Bearer TOKEN)", file=out)
