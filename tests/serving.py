@@ -20,6 +20,8 @@ class Server:
     data_dir: Path
     token: str
     """The token given, or the one the server printed."""
+    started: list[str]
+    """The lines it printed up to the "serving" line (included)."""
 
     def kill(self) -> None:
         """kill -9: no cleanup of any kind."""
@@ -77,7 +79,7 @@ def serve_command(tmp_path: Path, *arguments: str, token: str | None, data_dir: 
         process.stdout.close()
         raise AssertionError("the server printed no token:\n" + "".join(lines))
     try:
-        yield Server(process, match.group(1), data, token)
+        yield Server(process, match.group(1), data, token, lines)
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGINT)

@@ -105,6 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also serve the agent's function tools over MCP at /mcp (same tokens as /ws; docs/mcp-serve.md)",
     )
+    serve.add_argument(
+        "--mcp-servers",
+        type=Path,
+        metavar="FILE",
+        help='give the agent the tools of the MCP servers a JSON file lists ({"mcpServers": ...}; docs/mcp.md)',
+    )
     mcp = commands.add_parser("mcp", help="MCP: serve toolwire's tools to MCP clients (needs the 'mcp' extra)")
     mcp_commands = mcp.add_subparsers(dest="mcp_command", required=True)
     mcp_serve = mcp_commands.add_parser(
@@ -160,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 refusal_burst=args.refusal_burst,
                 refusal_rate=args.refusal_rate,
                 mcp=args.mcp,
+                mcp_servers=args.mcp_servers,
             )
             return serve(options)
         if args.url is not None:

@@ -118,7 +118,10 @@ class InvocationContext:
             self._announced = True
             self._started_at = time.perf_counter()
             decision = None if self.permission is None else self.permission.decision
-            self.observer(ToolCallStarted(self.tool_call, self.mode, decision, self.request_index, self.tool_index))
+            started = ToolCallStarted(
+                self.tool_call, self.mode, decision, self.request_index, self.tool_index, self.tool
+            )
+            self.observer(started)
 
     def __repr__(self) -> str:
         return (
@@ -136,6 +139,9 @@ class ToolCallStarted:
     decision: Decision | None
     request_index: int
     tool_index: int
+    tool: Tool[..., Any] | None = None
+    """The tool that runs (`tool.is_client` for a client's); None when its name is unknown, or when
+    its toolset answered the call itself (a container's expansion)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -140,6 +140,19 @@ class Agent(RunLoop):
         """Every toolset the runs bind, in order (an earlier one's tool wins a name)."""
         self._thread_turns = ThreadTurns()
 
+    def add_toolsets(self, toolsets: Iterable[Toolset]) -> None:
+        """Offer more toolsets, after those the agent was given and before the client tools.
+
+        For toolsets chosen after the agent is made, e.g. the MCP servers of a file
+        (`toolwire serve --mcp-servers`, `toolwire.interop.mcp.load_servers`). Call it before
+        `async with agent`, which sets them up with the others.
+
+        Raises:
+            UsageError: The agent's toolsets are set up already (inside `async with agent`).
+        """
+        client_tools = self.toolsets.toolsets.index(self.client_toolset)
+        self.toolsets = self.toolsets.inserted(tuple(toolsets), at=client_tools)
+
     async def __aenter__(self) -> Self:
         """Set up the toolsets that hold connections (e.g. to a server of tools)."""
         await self.toolsets.setup()

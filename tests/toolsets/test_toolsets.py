@@ -7,7 +7,10 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
+import pytest
+
 from toolwire import Agent, Toolbox, ToolCall, ToolResult, tool
+from toolwire.errors import UsageError
 from toolwire.messages import ToolDefinition, ToolResultMessage
 from toolwire.store import LedgerEntry
 from toolwire.testing import ScriptedModel
@@ -122,6 +125,37 @@ async def test_async_with_agent_sets_the_toolsets_up_and_tears_them_down() -> No
     async with Agent(ScriptedModel(["done"]), tools=[counting]):
         pass
     assert counting.events == ["setup", "teardown"]
+
+
+def test_added_toolsets_come_after_the_agents_and_before_the_client_tools() -> None:
+    given, added = Toolbox([echo]), Counting(Toolbox())
+    agent = Agent(ScriptedModel(["done"]), tools=[ping, given])
+    agent.add_toolsets([added])
+    assert agent.toolsets.toolsets[1:] == (given, added, agent.client_toolset)
+
+
+async def test_the_model_sees_an_added_toolsets_tools() -> None:
+    model = ScriptedModel(["done"])
+    agent = Agent(model, tools=[ping])
+    agent.add_toolsets([Toolbox([echo])])
+    await agent.run("go")
+    assert [definition.name for definition in model.requests[0].tools] == ["ping", "echo"]
+
+
+async def test_async_with_agent_sets_added_toolsets_up_and_tears_them_down() -> None:
+    counting = Counting(Toolbox([echo]))
+    agent = Agent(ScriptedModel(["done"]))
+    agent.add_toolsets([counting])
+    async with agent:
+        pass
+    assert counting.events == ["setup", "teardown"]
+
+
+async def test_toolsets_cannot_be_added_to_an_agent_that_is_set_up() -> None:
+    agent = Agent(ScriptedModel(["done"]))
+    async with agent:
+        with pytest.raises(UsageError, match=r"add toolsets before the agent is set up \(before `async with agent`\)"):
+            agent.add_toolsets([Toolbox([echo])])
 
 
 async def test_a_collapsed_toolset_offers_only_its_container_first() -> None:

@@ -4,12 +4,18 @@
 toolwire serve                                  # the example agent, the local model, 127.0.0.1:8765
 toolwire serve --app myapp:make_agent --port 9000 --tokens tokens.txt --allow-origin https://app.example
 toolwire serve --app myapp:make_agent --mcp     # and its function tools over MCP at /mcp, same tokens
+toolwire serve --mcp-servers mcp.json           # and the tools of the MCP servers the file lists
 ```
 
 `--app module:factory` names a function returning an `Agent`; if it has a `store` parameter it
 gets the server's store (the SQLite file in `--data-dir`), so conversations survive restarts.
 Without `--token`, `TOOLWIRE_TOKEN` or `--tokens`, the token is the one kept in `DATA_DIR/token`
 (made on the first start, owner-only), so its clients survive restarts too.
+
+`--mcp-servers FILE` adds the MCP servers of a JSON file (`{"mcpServers": {...}}`, see
+`toolwire.interop.mcp.config_file`) to the agent's toolsets, the example agent's or `--app`'s.
+The agent is entered (`async with agent`) before the server listens, so they start then (a
+server that does not start stops `toolwire serve` with a message naming it) and stop with it.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from ..store import Store
 from .auth import TokenAuth, kept_token, redact
 
 if TYPE_CHECKING:
+    from ..interop.mcp import ConfiguredServer
     from ..store.sqlite import SqliteStore
     from .shutdown import GracefulServer
 
@@ -75,6 +82,8 @@ class ServeOptions:
     """Refused frames a principal's connections may cause per second after that (`RefusalLimit.per_second`)."""
     mcp: bool = False
     """Also serve the agent's function tools over MCP at `/mcp`, with the same tokens (`mount_mcp`)."""
+    mcp_servers: Path | None = None
+    """A JSON file of MCP servers whose tools the agent gets too (`toolwire.interop.mcp.load_servers`)."""
 
 
 def load_agent(spec: str | None, store: Store, model: str | None, *, log_dir: Path | None = None) -> Agent:
@@ -208,6 +217,12 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         agent = load_agent(options.app, store, options.model, log_dir=options.data_dir)
         if agent.store is not store:
             raise UsageError(f"--app {options.app}: create the Agent with the store it is given (a 'store' parameter)")
+        servers: list[ConfiguredServer] = []
+        if options.mcp_servers is not None:
+            from ..interop.mcp import load_servers  # the MCP SDK loads only when asked for
+
+            servers = load_servers(options.mcp_servers)
+            agent.add_toolsets(servers)
         auth, printed = _auth(options, out)
         app = create_app(
             agent,
@@ -241,22 +256,34 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
     loop_factory = config.get_loop_factory()
     server = GracefulServer(config, app.state.toolwire, grace=SHUTDOWN_SECONDS)
     try:
-        anyio.run(_run, options, agent, store, server, out, printed, backend_options={"loop_factory": loop_factory})
+        anyio.run(
+            _run, options, agent, store, server, out, printed, servers, backend_options={"loop_factory": loop_factory}
+        )
     finally:
         lock.release()
     return 0
 
 
 async def _run(
-    options: ServeOptions, agent: Agent, store: SqliteStore, server: GracefulServer, out: TextIO, printed: str | None
+    options: ServeOptions,
+    agent: Agent,
+    store: SqliteStore,
+    server: GracefulServer,
+    out: TextIO,
+    printed: str | None,
+    servers: list[ConfiguredServer],
 ) -> None:
-    """Enter the model, listen, serve until a signal; then stop the model and close the store."""
+    """Enter the model and the agent (its toolsets: MCP servers start), listen, serve until a signal.
+
+    Then the toolsets and the model stop, in reverse order, and the store is closed.
+    """
     from .app import STATIC
 
     async with AsyncExitStack() as stack:
         stack.push_async_callback(store.aclose)
         if isinstance(model := agent.model, AbstractAsyncContextManager):
             await stack.enter_async_context(cast("AbstractAsyncContextManager[Any]", model))
+        await stack.enter_async_context(agent)
         listener = listen(options.host, options.port)
         stack.callback(listener.close)
         host, port = listener.getsockname()[:2]
@@ -265,6 +292,9 @@ async def _run(
             # Printed once the server listens and its signal handlers are in place: from here on,
             # SIGTERM and SIGINT stop it gracefully (`GracefulServer`): the runs are parked, then
             # `serve` returns, the model and the store are closed, and the exit status is 0.
+            for configured in servers:
+                collapsed = " (collapsed)" if configured.toolset is not configured.mcp else ""
+                print(f"MCP server {configured.name!r}: {len(configured.mcp.toolbox)} tools{collapsed}", file=out)
             print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {store.path})", file=out)
             if options.mcp:
                 print(f"mcp: http://{host}:{port}/mcp (Authorization: Bearer TOKEN)", file=out)

@@ -481,6 +481,8 @@ class _Relay:
         self.sentence = 0
         self.streaming = False
         """The model's current turn streamed text: if it ends the run, its answer was streamed."""
+        self.server_calls: set[str] = set()
+        """The calls of server tools shown to the client as started, whose results it is shown next."""
 
     def status(self, status: RunState, **fields: str | None) -> RunStatus:
         """This run's RunStatus message."""
@@ -492,7 +494,7 @@ class _Relay:
             self.group.start_soon(self.conversation.flush)
 
     def _post(self, event: RunEvent) -> bool:
-        send, server_tools = self.conversation.post, self.conversation.agent.toolbox
+        send = self.conversation.post
         match event:
             case ModelRequestStarted():
                 self.streaming = False
@@ -504,20 +506,23 @@ class _Relay:
                 send(AssistantSentence(message_id=self.answer_id, sequence=self.sentence, text=text))
                 self.sentence += 1
                 self.streaming = True
-            case ToolCallStarted(call=call, mode=mode) if call.name in server_tools:
+            case ToolCallStarted(call=call, mode=mode, tool=tool) if tool is not None and not tool.is_client:
+                # A tool the server runs (a function tool, an MCP server's): shown, never run there.
+                self.server_calls.add(call.id)
                 mirrored = ToolUseRequest(
                     id=call.id,
                     tool_name=call.name,
                     arguments=dict(call.arguments),
                     execution="server",
                     call_id=call.id,
-                    description=server_tools[call.name].description,
+                    description=tool.description,
                     mode=None if mode is None else mode.value,
                 )
                 send(mirrored)
             case ToolCallStarted():
                 return False
-            case ToolCallFinished(call=call, result=result) if call.name in server_tools:
+            case ToolCallFinished(call=call, result=result) if call.id in self.server_calls:
+                self.server_calls.discard(call.id)
                 send(result_message(result, call.id))
             case ToolCallFinished(call=call, result=result):
                 # A client call the server settled without asking the client (the policy denied it,

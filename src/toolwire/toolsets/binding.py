@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..envelopes import ToolResult
+from ..errors import UsageError
 from ..policy import PermissionPolicy
 from ..store import LedgerEntry, Store
 from ..tools import Tool, Toolbox
@@ -56,6 +57,8 @@ class Toolsets:
         self.store = store
         self.policy = policy
         self._plain = ToolSurface([toolbox], mode_fallback=toolbox.mode_fallback)
+        self.active = False
+        """True between `setup` and `teardown`."""
 
     async def setup(self) -> None:
         """Set up every toolset, in order (those set up are torn down if one fails)."""
@@ -65,10 +68,23 @@ class Toolsets:
             except BaseException:
                 await self._teardown(self.toolsets[:index])
                 raise
+        self.active = True
 
     async def teardown(self) -> None:
         """Tear every toolset down, in reverse order."""
+        self.active = False
         await self._teardown(self.toolsets)
+
+    def inserted(self, toolsets: Sequence[Toolset], *, at: int) -> Toolsets:
+        """These toolsets with `toolsets` inserted before position `at` (not set up yet).
+
+        Raises:
+            UsageError: These toolsets are set up (`setup` ran, `teardown` did not).
+        """
+        if self.active:
+            raise UsageError("add toolsets before the agent is set up (before `async with agent`)")
+        ordered = (*self.toolsets[:at], *toolsets, *self.toolsets[at:])
+        return Toolsets(ordered, self.toolbox, store=self.store, policy=self.policy)
 
     @staticmethod
     async def _teardown(toolsets: Sequence[Toolset]) -> None:
