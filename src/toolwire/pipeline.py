@@ -484,6 +484,7 @@ class Pipeline:
             tool.description,
             allow_always=False,
             client=self.client_consent,
+            running=True,
         )
         return await self.policy.ask(
             request,

@@ -116,6 +116,8 @@ class ConsentRequest:
     """Asks the person at the thread's client (a connected page, IDE or CLI) when one can answer;
     None otherwise. An application's handler that leaves the decision to them returns
     `await request.ask_client()`."""
+    running: bool = False
+    """The call asks while it runs (`ToolContext.ask`), not whether it may start: `reason` is its question."""
 
     async def ask_client(self) -> bool | ConsentAnswer:
         """Let the person at the thread's client decide (refused when no client can answer)."""

@@ -79,4 +79,11 @@ def factory() -> Pipeline:
             ctx.report_progress(page, count, f"page {page}")
         return count
 
+    @toolbox.tool(mode="read")
+    async def get_confirmed(ctx: ToolContext, item: str) -> str:
+        """Read `item`, then ask the person whether to go on (a question while the call runs)."""
+        ran.append("get_confirmed")
+        answer = await ctx.ask(f"Go on with {item}?")
+        return "went on" if answer.allow else f"stopped: {answer.reason}"
+
     return Pipeline(toolbox, policy=PermissionPolicy(deny=["drop_*"]))

@@ -65,6 +65,7 @@ async def test_every_tool_is_listed_with_its_schema_and_all_four_annotations(ser
         "get_forever": (True, False, True, False),
         "get_pages": (True, False, True, False),
         "get_pages_in_thread": (True, False, True, False),
+        "get_confirmed": (True, False, True, False),
         "add_note": (False, False, False, False),
         "set_title": (False, False, True, False),
         "drop_table": (False, True, False, False),
@@ -154,3 +155,23 @@ async def test_an_ask_the_client_cannot_answer_is_denied(server: str | None, mod
     assert result.meta is not None
     assert (result.meta[OUTCOME], after - before) == ("denied", 0)
     assert "no one is available to approve it" in text(result)
+
+
+async def test_a_question_while_the_call_runs_reaches_a_handshake_client(server: str | None):
+    asked: list[str] = []
+    async with connected(server, LEGACY, answering(True, asked)) as client:
+        result = await client.call_tool("get_confirmed", {"item": "the report"})
+    assert (text(result), len(asked)) == ("went on", 1)
+
+
+async def test_a_question_while_the_call_runs_is_no_on_2026_and_the_call_runs_once(server: str | None):
+    asked: list[str] = []
+    async with connected(server, MODERN, answering(True, asked)) as client:
+        before = (await runs(client)).count("get_confirmed")
+        result = await client.call_tool("get_confirmed", {"item": "the report"})
+        after = (await runs(client)).count("get_confirmed")
+    assert (text(result), asked, after - before) == (
+        "stopped: a 2026-07-28 MCP client can be asked only before a call runs",
+        [],
+        1,
+    )

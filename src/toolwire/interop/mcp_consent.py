@@ -122,7 +122,9 @@ class InputRequired:
 
     The first round runs the call up to its permission check. If the policy would ask the
     client, the check is interrupted (nothing ran, nothing is remembered) and the result asks the
-    question, with a state naming a new call id and a thread of its own. The retry, carrying
+    question, with a state naming a new call id and a thread of its own. A question the call asks
+    while it runs (`ToolContext.ask`) is answered no: the round trip would end the call, and the
+    retry would run it again from its start. The retry, carrying
     the answer and the state the boundary verified, runs that call with that answer; a state
     seen before is refused (`INVALID_PARAMS`, as the SDK refuses a bad one).
 
@@ -156,6 +158,8 @@ class InputRequired:
         asked: list[ConsentRequest] = []
 
         async def ask(request: ConsentRequest) -> ConsentAnswer:
+            if request.running:  # asking would end the call, and the retry would run it again from its start
+                return ConsentAnswer(False, "a 2026-07-28 MCP client can be asked only before a call runs")
             if isinstance(answer, types.ElicitResult):
                 return consent_of(answer)
             if answer is not None:
