@@ -106,6 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also serve the agent's function tools over MCP at /mcp (same tokens as /ws; docs/mcp-serve.md)",
     )
     serve.add_argument(
+        "--agui",
+        action="store_true",
+        help="also serve the agent to AG-UI front ends at POST /agui (same tokens as /ws; docs/frontends.md)",
+    )
+    serve.add_argument(
         "--mcp-servers",
         type=Path,
         metavar="FILE",
@@ -166,6 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 refusal_burst=args.refusal_burst,
                 refusal_rate=args.refusal_rate,
                 mcp=args.mcp,
+                agui=args.agui,
                 mcp_servers=args.mcp_servers,
             )
             return serve(options)

@@ -5,6 +5,7 @@ toolwire serve                                  # the example agent, the local m
 toolwire serve --app myapp:make_agent --port 9000 --tokens tokens.txt --allow-origin https://app.example
 toolwire serve --app myapp:make_agent --mcp     # and its function tools over MCP at /mcp, same tokens
 toolwire serve --mcp-servers mcp.json           # and the tools of the MCP servers the file lists
+toolwire serve --app myapp:make_agent --agui    # and the agent to AG-UI front ends at POST /agui
 ```
 
 `--app module:factory` names a function returning an `Agent`; if it has a `store` parameter it
@@ -82,6 +83,8 @@ class ServeOptions:
     """Refused frames a principal's connections may cause per second after that (`RefusalLimit.per_second`)."""
     mcp: bool = False
     """Also serve the agent's function tools over MCP at `/mcp`, with the same tokens (`mount_mcp`)."""
+    agui: bool = False
+    """Also serve the agent to AG-UI front ends at `POST /agui`, with the same tokens (`mount_agui`)."""
     mcp_servers: Path | None = None
     """A JSON file of MCP servers whose tools the agent gets too (`toolwire.interop.mcp.load_servers`)."""
 
@@ -235,6 +238,10 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
             from ..interop.mcp_http import mount_mcp  # the MCP SDK loads only when asked for
 
             mount_mcp(app)
+        if options.agui:
+            from ..interop.agui.endpoint import mount_agui  # ag-ui-protocol loads only when asked for
+
+            mount_agui(app)
     except BaseException:
         anyio.run(store.aclose)
         lock.release()
@@ -247,7 +254,7 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         ws_ping_interval=KEEPALIVE_SECONDS,
         ws_ping_timeout=KEEPALIVE_SECONDS,
         ws_per_message_deflate=False,
-        lifespan="on" if options.mcp else "off",  # /mcp's sessions run in the app's lifespan
+        lifespan="on" if options.mcp or options.agui else "off",  # /mcp's sessions, /agui's runs live in it
         log_level="info",
         # Runs are parked before connections close (`GracefulServer`); their calls stay in the
         # ledger and resume with the next start.
@@ -298,6 +305,8 @@ async def _run(
             print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {store.path})", file=out)
             if options.mcp:
                 print(f"mcp: http://{host}:{port}/mcp (Authorization: Bearer TOKEN)", file=out)
+            if options.agui:
+                print(f"agui: http://{host}:{port}/agui (POST, Authorization: Bearer TOKEN)", file=out)
             if (STATIC / "index.html").is_file():
                 # The token goes in the fragment: browsers never send it to the server, so no log sees it.
                 print(f"chat page: http://{host}:{port}/" + (f"#token={printed}" if printed else ""), file=out)

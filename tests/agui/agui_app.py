@@ -1,0 +1,52 @@
+"""The agent the AG-UI tests serve (`toolwire serve --app agui_app:make_agent --agui`).
+
+What the model does depends on the last message: "weather" calls the server's `get_weather`;
+"pick" calls the front end's `pick_color`; "both" calls `get_weather` and `pick_color` in one
+batch; any other prompt is answered "Hello!". After a tool result it answers with what it got.
+"""
+
+from __future__ import annotations
+
+import json
+
+from toolwire import Agent, ToolCall, tool
+from toolwire.client_tools import ClientToolsConfig
+from toolwire.messages import ToolResultMessage, UserMessage
+from toolwire.models import ModelRequest
+from toolwire.store import Store
+from toolwire.testing import FunctionModel, Turn
+
+
+@tool(mode="read")
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return f"sunny in {city}"
+
+
+def script(request: ModelRequest) -> Turn:
+    last = request.messages[-1]
+    if isinstance(last, UserMessage):
+        match last.content:
+            case "weather":
+                return [ToolCall(id="", name="get_weather", arguments={"city": "Paris"})]
+            case "pick":
+                return [ToolCall(id="", name="pick_color", arguments={"options": ["red", "blue"]})]
+            case "both":
+                return [
+                    ToolCall(id="", name="get_weather", arguments={"city": "Oslo"}),
+                    ToolCall(id="", name="pick_color", arguments={"options": ["green"]}),
+                ]
+            case _:
+                return "Hello!"
+    assert isinstance(last, ToolResultMessage)
+    results = [message for message in request.messages[-2:] if isinstance(message, ToolResultMessage)]
+    return "Got " + json.dumps({message.tool_name: message.result.payload() for message in results}, sort_keys=True)
+
+
+def make_agent(store: Store) -> Agent:
+    return Agent(
+        FunctionModel(script),
+        tools=[get_weather],
+        store=store,
+        client_tools=ClientToolsConfig(invoke_timeout=60),
+    )
