@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Final
@@ -41,6 +41,8 @@ from starlette.routing import Route
 from ..._extras import import_extra
 from ...errors import UsageError
 from ...events import RunResult
+from ...messages import AssistantMessage, Message, ToolResultMessage
+from ...store import ThreadStore
 
 import_extra("ag_ui", "agui")  # a missing package fails here, naming the extra to install
 
@@ -191,7 +193,12 @@ class AguiEndpoint:
         stored = await store.load_messages(thread_id)
         open_calls = [entry for entry in await store.open_calls(thread_id) if entry.execution == "client"]
         try:
-            new = reconcile(stored, {entry.call.id for entry in open_calls}, given.messages)
+            new = reconcile(
+                stored,
+                {entry.call.id for entry in open_calls},
+                given.messages,
+                await _decided(store, thread_id, stored),
+            )
         except HistoryConflict as exc:
             raise _Refused(exc.status, exc.code, str(exc)) from None
         if new.answers and new.prompt is not None:
@@ -293,6 +300,22 @@ def mount_agui(app: Starlette, *, path: str = PATH) -> AguiEndpoint:
 
     app.router.lifespan_context = lifespan
     return endpoint
+
+
+async def _decided(store: ThreadStore, thread_id: str, stored: Sequence[Message]) -> dict[str, ToolResultMessage]:
+    """The results of the last batch's calls that are in the ledger but not in the transcript yet."""
+    last = next((message for message in reversed(stored) if isinstance(message, AssistantMessage)), None)
+    if last is None or not last.tool_calls:
+        return {}
+    have = {message.call_id for message in stored if isinstance(message, ToolResultMessage)}
+    decided: dict[str, ToolResultMessage] = {}
+    for call in last.tool_calls:
+        if call.id in have:
+            continue
+        entry = await store.get_call(thread_id, call.id)
+        if entry is not None and entry.result is not None:
+            decided[call.id] = ToolResultMessage(call.name, entry.result)
+    return decided
 
 
 async def _input(request: Request) -> RunAgentInput:

@@ -21,7 +21,7 @@ messages = [ ...history...                 the thread's transcript has each, in 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..._extras import import_extra
@@ -90,13 +90,20 @@ class Reconciled:
 _IGNORED = frozenset({"system", "developer", "activity", "reasoning"})
 
 
-def reconcile(stored: Sequence[Message], waiting: Collection[str], messages: Sequence[AguiMessage]) -> Reconciled:
+def reconcile(
+    stored: Sequence[Message],
+    waiting: Collection[str],
+    messages: Sequence[AguiMessage],
+    decided: Mapping[str, ToolResultMessage] | None = None,
+) -> Reconciled:
     """Split the client's `messages` into history (checked against `stored`) and what is new.
 
     Args:
         stored: The thread's transcript.
         waiting: Ids of the thread's front-end calls that wait for a result.
         messages: `RunAgentInput.messages`.
+        decided: Results of the open batch's other calls (in the ledger, not yet in the transcript,
+            which gets a batch's results together): a client has them from `TOOL_CALL_RESULT`.
 
     Raises:
         HistoryConflict: A message is not in the transcript, a tool message answers a call the
@@ -109,9 +116,16 @@ def reconcile(stored: Sequence[Message], waiting: Collection[str], messages: Seq
         end -= 1
         prompts.insert(0, _text(last, "user"))
     answers: list[Answer] = []
-    while end and isinstance(tail := relevant[end - 1], AguiToolMessage) and tail.tool_call_id in waiting:
+    decided = decided or {}
+    while end and isinstance(tail := relevant[end - 1], AguiToolMessage):
+        if tail.tool_call_id in waiting:
+            answers.insert(0, Answer(tail.tool_call_id, _text(tail, "tool"), tail.error))
+        elif (result := decided.get(tail.tool_call_id)) is not None:
+            if not _says(result, tail):
+                _refuse_result(tail, result)
+        else:
+            break
         end -= 1
-        answers.insert(0, Answer(tail.tool_call_id, _text(tail, "tool"), tail.error))
     if len({answer.call_id for answer in answers}) < len(answers):
         raise HistoryConflict("two tool messages answer the same call")
     _check_history(stored, relevant[:end])

@@ -1,0 +1,98 @@
+"""The real AG-UI client (`@ag-ui/client`'s HttpAgent, run by node) and what the tests send with it."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolwire.messages import Message, message_from_dict
+
+HERE = Path(__file__).resolve().parent
+CLIENT = HERE / "node_modules" / "@ag-ui" / "client"
+TOKENS = "alice alice-token-0123456789abcdef\nbob bob-token-0123456789abcdef0\n"
+ALICE = "alice-token-0123456789abcdef"
+BOB = "bob-token-0123456789abcdef0"
+PICK_COLOR = {
+    "name": "pick_color",
+    "description": "Ask the user to pick a color",
+    "parameters": {"type": "object", "properties": {"options": {"type": "array", "items": {"type": "string"}}}},
+}
+
+
+@dataclass
+class Run:
+    """What the client saw of one run: its events and messages, or the error it raised."""
+
+    output: dict[str, Any]
+
+    @property
+    def types(self) -> list[str]:
+        return [event["type"] for event in self.output["events"]]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.output["messages"]
+
+    @property
+    def pending(self) -> list[str]:
+        return self.output["finished"]["pending"]
+
+    @property
+    def error(self) -> str | None:
+        return self.output.get("error")
+
+    @property
+    def status(self) -> int | None:
+        return self.output.get("status")
+
+    def last_call_id(self) -> str:
+        return self.messages[-1]["toolCalls"][0]["id"]
+
+
+@dataclass
+class Client:
+    """Runs `tests/agui/run_agent.mjs` (one HttpAgent run) against the server."""
+
+    url: str
+
+    def run(
+        self,
+        thread_id: str,
+        messages: list[dict[str, Any]],
+        *,
+        token: str | None = ALICE,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> Run:
+        given = {"url": self.url, "threadId": thread_id, "messages": messages, "tools": tools or []}
+        if token is not None:
+            given["token"] = token
+        done = subprocess.run(
+            ["node", str(HERE / "run_agent.mjs")],
+            input=json.dumps(given),
+            capture_output=True,
+            text=True,
+            cwd=HERE,
+            timeout=60,
+            check=True,
+        )
+        return Run(json.loads(done.stdout))
+
+
+def user(text: str, message_id: str = "u1") -> dict[str, Any]:
+    return {"id": message_id, "role": "user", "content": text}
+
+
+def tool_message(call_id: str, content: str, message_id: str = "t1") -> dict[str, Any]:
+    return {"id": message_id, "role": "tool", "toolCallId": call_id, "content": content}
+
+
+def transcript_of(data_dir: Path, thread_id: str) -> list[Message]:
+    """The transcript the server stored for a thread, read from its SQLite file."""
+    with closing(sqlite3.connect(data_dir / "toolwire.sqlite3")) as db:
+        rows = db.execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)).fetchall()
+    return [message_from_dict(json.loads(body)) for (body,) in rows]
