@@ -198,9 +198,10 @@ def test_the_reader_sees_what_a_leak_looks_like() -> None:
 
 
 def test_nothing_outside_interop_imports_it_or_the_mcp_sdk() -> None:
-    # `import toolwire` stays light: the MCP SDK is loaded by `toolwire.interop` only, and only the
-    # entry points name interop, lazily: the CLI (`toolwire mcp serve`) and `toolwire serve --mcp`.
-    forbidden = {"mcp", *under("toolwire.interop")}
+    # `import toolwire` stays light: the MCP SDK and the AG-UI package are loaded by `toolwire.interop`
+    # only, and only the entry points name interop, lazily: the CLI (`toolwire mcp serve`) and
+    # `toolwire serve --mcp` / `--agui`.
+    forbidden = {"mcp", "ag_ui", *under("toolwire.interop")}
     users = [name for name in modules() if not name.startswith("toolwire.interop") and names(name) & forbidden]
     assert users == ["toolwire.cli", "toolwire.server.serve"]
     assert not (reach("toolwire.cli") | reach("toolwire.server.serve")) & forbidden

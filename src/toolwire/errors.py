@@ -17,11 +17,13 @@ ToolwireError                        every exception toolwire defines derives fr
 │   └── ConnectionClosed             toolwire.client: the connection ended for good
 ├── RunFailed                        toolwire.client: the server refused the message, or the run failed
 ├── ProtocolError                    toolwire.protocol: a frame refused (answered with an ErrorMessage)
+├── HistoryConflict                  toolwire.interop.agui: a front end's messages do not fit the thread
 └── TranscriptError (AssertionError) toolwire.testing: a transcript breaks a provider's rule
 ```
 
-`ProtocolError`, `ConnectionClosed`, `RunFailed` and `TranscriptError` are defined beside what
-raises them (the protocol, the client, the test helpers) and re-exported there.
+`ProtocolError`, `ConnectionClosed`, `RunFailed`, `HistoryConflict` and `TranscriptError` are defined
+beside what raises them (the protocol, the client, the AG-UI endpoint, the test helpers) and
+re-exported there.
 """
 
 from __future__ import annotations

@@ -7,12 +7,12 @@ POST /agui   Authorization: Bearer <token>   body: RunAgentInput (JSON)   → te
 
 The served agent answers on the thread `threadId` names, in the store `/ws` uses: a thread the
 principal does not have yet is created for it; another principal's thread is refused (403). The
-request's `messages` are reconciled with the stored transcript (`history.reconcile`: the new user
+request's `messages` are reconciled with the stored transcript (`reconcile.reconcile`: the new user
 message(s) at the end are the prompt; results for the thread's waiting front-end calls are their
 answers; anything else must be in the transcript, or the request is refused, 400/409, before any
 event). `tools` become the thread's client tools for the run (one group, `agui`, expanded): a
 call of one ends the response with `RUN_FINISHED` naming it pending, and the run waits for the
-result in the next request (`runs.LiveRun`).
+result in the next request (`live_runs.LiveRun`).
 
 Refusals before the stream starts are HTTP errors with a JSON body `{"error", "code"}`: 401 no
 or a wrong token, 403 a refused `Origin` or another principal's thread, 400 a bad body or a history
@@ -52,9 +52,9 @@ from pydantic import ValidationError  # noqa: E402
 
 from ...server.app import ToolwireServer  # noqa: E402
 from ...server.auth import TokenAuth  # noqa: E402
-from .events import EventMapper, run_error, run_finished, run_started  # noqa: E402
-from .history import Answer, HistoryConflict, reconcile  # noqa: E402
-from .runs import LiveRun  # noqa: E402
+from .event_map import EventMapper, run_error, run_finished, run_started  # noqa: E402
+from .live_runs import LiveRun  # noqa: E402
+from .reconcile import Answer, HistoryConflict, reconcile  # noqa: E402
 
 __all__ = ["GROUP", "MAX_BODY_BYTES", "PATH", "AguiEndpoint", "mount_agui"]
 

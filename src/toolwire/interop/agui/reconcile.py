@@ -39,7 +39,7 @@ from ...envelopes import ToolResult  # noqa: E402
 from ...errors import ToolwireError  # noqa: E402
 from ...messages import AssistantMessage, Message, ToolResultMessage, UserMessage  # noqa: E402
 from ...protocol.results import tool_result  # noqa: E402
-from .events import render_result  # noqa: E402
+from .event_map import render_result  # noqa: E402
 
 __all__ = ["Answer", "HistoryConflict", "Reconciled", "reconcile"]
 

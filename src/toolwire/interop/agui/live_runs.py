@@ -36,8 +36,8 @@ from ...errors import ClientDisconnected, ProviderError, RegistrationError
 from ...events import RunEvent, RunFinished, RunResult
 from ...pipeline import ToolCallFinished, ToolCallStarted
 from ...store import CallState, ThreadStore
-from .events import EventMapper
-from .history import Answer
+from .event_map import EventMapper
+from .reconcile import Answer
 
 __all__ = ["FrontEndChannel", "LiveRun"]
 
