@@ -50,3 +50,13 @@ def make_agent(store: Store) -> Agent:
         store=store,
         client_tools=ClientToolsConfig(invoke_timeout=60),
     )
+
+
+def make_impatient_agent(store: Store) -> Agent:
+    """The same agent, whose front-end calls time out after a second."""
+    return Agent(
+        FunctionModel(script),
+        tools=[get_weather],
+        store=store,
+        client_tools=ClientToolsConfig(invoke_timeout=1),
+    )

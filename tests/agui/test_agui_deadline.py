@@ -1,0 +1,58 @@
+"""A front end that does not come back before its call's deadline: the call ends as a Timeout."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterator
+
+import pytest
+from agui_client import ALICE, CLIENT, HERE, PICK_COLOR, Client, Run, tool_message, transcript_of, user
+
+from serving import Server, serve_command
+from toolwire import ResultType
+from toolwire.messages import Message, ToolResultMessage
+from toolwire.testing import validate_transcript
+
+
+@pytest.fixture(scope="module")
+def impatient(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    if shutil.which("node") is None or not CLIENT.is_dir():
+        pytest.skip("needs node and `npm ci --prefix tests/agui`")
+    tmp_path = tmp_path_factory.mktemp("agui-deadline")
+    shutil.copy(HERE / "agui_app.py", tmp_path / "agui_app.py")
+    with serve_command(tmp_path, "--app", "agui_app:make_impatient_agent", "--agui", token=ALICE) as running:
+        yield running
+
+
+def answered(server: Server, thread: str) -> list[Message]:
+    """Wait until the thread's run ended on its own (its answer is stored); its transcript."""
+    give_up = time.monotonic() + 30
+    while time.monotonic() < give_up:
+        transcript = transcript_of(server.data_dir, thread)
+        if len(transcript) == 4:  # user, the call, its result, the answer
+            return transcript
+        time.sleep(0.05)
+    raise AssertionError(f"the run of {thread} did not end: {transcript_of(server.data_dir, thread)}")
+
+
+@pytest.fixture(scope="module")
+def timed_out(impatient: Server) -> tuple[Server, str, Run]:
+    client = Client(impatient.url.replace("ws://", "http://").removesuffix("/ws") + "/agui")
+    first = client.run("late-thread", [user("pick")], tools=[PICK_COLOR])
+    answered(impatient, "late-thread")
+    late = client.run("late-thread", [*first.messages, tool_message(first.last_call_id(), "blue")], tools=[PICK_COLOR])
+    return impatient, "late-thread", late
+
+
+def test_call_past_its_deadline_ends_as_timeout(timed_out: tuple[Server, str, Run]) -> None:
+    server, thread, _ = timed_out
+    transcript = transcript_of(server.data_dir, thread)
+    validate_transcript(transcript)
+    [result] = [message.result for message in transcript if isinstance(message, ToolResultMessage)]
+    assert result.type is ResultType.TIMEOUT
+
+
+def test_result_after_the_deadline_is_refused(timed_out: tuple[Server, str, Run]) -> None:
+    _, _, late = timed_out
+    assert (late.status, late.output["payload"]["code"]) == (409, "tool_call_settled")
