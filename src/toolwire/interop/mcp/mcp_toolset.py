@@ -385,9 +385,13 @@ class MCPToolset:
         Raises:
             ConnectionLost: Not set up, or the server could not be reached again.
         """
-        if self._connection is None:
+        connection = self._connection
+        if connection is None:
             raise ConnectionLost("the toolset is not set up")
-        return await self._connection.client()
+        # Open: hand it out without waiting. `client()` would wait on a set anyio Event, which
+        # still yields to the loop once: a whole loop iteration per call.
+        client = connection.current
+        return client if client is not None else await connection.client()
 
     def _lost(self, client: mcp.Client, tool: str, why: str) -> ToolResult:
         """The Error of a call whose connection died; the next call reconnects."""
