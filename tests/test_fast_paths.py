@@ -311,3 +311,57 @@ def test_quick_init_refuses_a_class_it_cannot_speed_up() -> None:
 
     with pytest.raises(TypeError, match="frozen, slotted"):
         _fast.quick_init(Mutable)
+
+
+# -- replacer ----------------------------------------------------------------------------------
+
+RESULTS = [
+    ToolResult.ok(None, {"a": 1}, message="m", terminal=True, next_action="retry"),
+    ToolResult.failed("c0", "broke", code="execution_error", error_type="RuntimeError", data={"x": [1]}),
+    ToolResult.canceled(None, "stop", "user"),
+    ToolResult.timeout("c0", 1500, True),
+    ToolResult.denied(None, "rm", "not allowed"),
+    ToolResult.from_dict({"callId": "c0", "success": True, "data": 1, "future": "kept"}),
+]
+
+
+@pytest.mark.parametrize("result", RESULTS, ids=[r.type.name for r in RESULTS])
+def test_with_call_id_copies_what_dataclasses_replace_copies(result: ToolResult) -> None:
+    fast = result.with_call_id("c9")
+    assert _values(fast) == _values(dataclasses.replace(result, call_id="c9"))
+    assert type(fast) is ToolResult and fast.call_id == "c9" and result.call_id != "c9"
+
+
+def test_a_replaced_instance_stays_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ToolResult.ok(None, 1).with_call_id("c").call_id = "d"  # type: ignore[misc]
+
+
+def test_replacer_copies_a_subclass_with_dataclasses_replace() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Base:
+        key: str
+        value: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Derived(Base):
+        more: int = 0
+
+    replace = _fast.replacer(Base, "key")
+    assert replace(Base("a", 1), "b") == Base("b", 1)
+    assert replace(Derived("a", 1, more=2), "b") == Derived("b", 1, more=2)
+
+
+def test_replacer_refuses_what_it_cannot_copy() -> None:
+    @dataclasses.dataclass
+    class Mutable:
+        value: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Frozen:
+        value: int
+
+    with pytest.raises(TypeError, match="frozen, slotted"):
+        _fast.replacer(Mutable, "value")
+    with pytest.raises(TypeError, match="no field 'other'"):
+        _fast.replacer(Frozen, "other")

@@ -8,6 +8,9 @@ same results:
 - `quick_init` stands for the `__init__` that `dataclasses` writes: it sets the slots of a frozen
   dataclass through their member descriptors, bound once, instead of `object.__setattr__` by name
   (a 9-field `LedgerEntry`: 0.7 µs instead of 1.2 µs on CPython 3.11).
+- `replacer` stands for `dataclasses.replace` of one field of such a dataclass (`ToolResult`'s
+  call id, on every result a tool or a filter returned): it copies the slots the same way and
+  skips `__post_init__`, which checks other fields (≈ 4× faster than `replace`).
 - `guarded` stands for `guard.guarded` (an anyio cancel scope with a deadline, ~10 µs on asyncio):
   it runs the coroutine's first step directly and arms the deadline and the cancellation only if
   the coroutine suspends. Nothing can interrupt a coroutine that has not suspended, so no outcome
@@ -39,7 +42,7 @@ if TYPE_CHECKING:
 
     from .cancellation import Cancellation
 
-__all__ = ["guarded", "quick_init", "resume", "together"]
+__all__ = ["guarded", "quick_init", "replacer", "resume", "together"]
 
 T = TypeVar("T")
 X = TypeVar("X")
@@ -85,6 +88,37 @@ def quick_init(cls: type[T]) -> type[T]:
     init.__doc__ = cls.__init__.__doc__
     cls.__init__ = init
     return cls
+
+
+def replacer(cls: type[T], name: str) -> Callable[[T, Any], T]:
+    """`replace(instance, value)`: `dataclasses.replace(instance, **{name: value})`, faster.
+
+    `cls` is a frozen, slotted dataclass whose `__post_init__` (if any) does not check field
+    `name`: the copy's other fields passed it already, so it is not run again. An instance of a
+    subclass is copied by `dataclasses.replace`.
+    """
+    params = getattr(cls, "__dataclass_params__", None)
+    if params is None or not params.frozen or "__slots__" not in cls.__dict__:
+        raise TypeError(f"{cls.__name__}: replacer takes a frozen, slotted dataclass")
+    names = [field.name for field in dataclasses.fields(cls)]  # pyright: ignore[reportArgumentType]
+    if name not in names:
+        raise TypeError(f"{cls.__name__} has no field {name!r}")
+    scope: dict[str, Any] = {"_cls": cls, "_new": object.__new__, "_replace": dataclasses.replace}
+    body = [
+        "def replace(instance, value):",
+        "    if type(instance) is not _cls:",
+        f"        return _replace(instance, {name}=value)",
+        "    new = _new(_cls)",
+    ]
+    for field_name in names:
+        scope[f"_set_{field_name}"] = getattr(cls, field_name).__set__
+        value = "value" if field_name == name else f"instance.{field_name}"
+        body.append(f"    _set_{field_name}(new, {value})")
+    body.append("    return new")
+    exec("\n".join(body) + "\n", scope)  # as `quick_init`
+    replace = scope["replace"]
+    replace.__qualname__ = f"replacer.<{cls.__qualname__}.{name}>"
+    return replace
 
 
 # -- guarded -----------------------------------------------------------------------------------
