@@ -191,6 +191,59 @@ async def test_a_worker_thread_call_is_abandoned_at_the_deadline(guarded: Guarde
     assert outcome is INTERRUPTED
 
 
+async def test_calls_waiting_together_end_at_their_own_deadlines(guarded: Guarded):
+    release, short_ones_ended = anyio.Event(), anyio.Event()
+    outcomes: dict[str, object] = {}
+
+    async def released() -> str:
+        await release.wait()
+        return "released"
+
+    async def run(name: str, seconds: float) -> None:
+        outcomes[name] = await guarded(released(), seconds, Cancellation())
+        if len(outcomes) == 2:
+            short_ones_ended.set()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "long", FOREVER)
+            await anyio.lowlevel.checkpoint()  # the long deadline first: the shorter ones come after it
+            group.start_soon(run, "later", 0.05)
+            group.start_soon(run, "sooner", 0.01)
+            await short_ones_ended.wait()
+            release.set()
+    assert outcomes == {"sooner": INTERRUPTED, "later": INTERRUPTED, "long": "released"}
+
+
+async def test_a_finished_call_leaves_no_deadline_behind(guarded: Guarded):
+    log: list[str] = []
+    assert await guarded(waits(0, log), 0.01, Cancellation()) == "woke"
+    await anyio.sleep(0.03)  # past the deadline: nothing interrupts this task
+
+
+@pytest.mark.asyncio_only
+async def test_the_deadlines_of_finished_calls_do_not_pile_up_behind_a_waiting_one():
+    release = anyio.Event()
+
+    async def released() -> str:
+        await release.wait()
+        return "released"
+
+    async with anyio.create_task_group() as group:
+
+        async def slow() -> None:
+            assert await _fast.guarded(released(), FOREVER, Cancellation()) == "released"
+
+        group.start_soon(slow)
+        await anyio.lowlevel.checkpoint()
+        log: list[str] = []
+        for _ in range(1000):  # each ends after the slow call's deadline, while it waits
+            assert await _fast.guarded(waits(0, log), 2 * FOREVER, Cancellation()) == "woke"
+        deadlines = _fast._per_thread.deadlines
+        assert deadlines is not None and len(deadlines._heap) <= 2 * _fast._SWEEP_AT + 2
+        release.set()
+
+
 # -- together ----------------------------------------------------------------------------------
 
 
