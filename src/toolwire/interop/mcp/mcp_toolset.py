@@ -92,7 +92,7 @@ class MCPTool(Tool[..., Awaitable[Any]]):
             toolset.trusted and definition.annotations is not None and bool(definition.annotations.idempotent_hint)
         )
         super().__init__(
-            functools.partial(toolset.send, definition.name, None),
+            self._send,
             name=name,
             description=description,
             timeout=timeout,
@@ -105,6 +105,10 @@ class MCPTool(Tool[..., Awaitable[Any]]):
     def with_context(self, context: ToolContext) -> Callable[..., Awaitable[Any]]:
         """Send the call with its context (the arguments stay the server's, whatever their names)."""
         return functools.partial(self._toolset.send, self.mcp_name, context)
+
+    async def _send(self, **arguments: Any) -> Any:
+        # Without a context (a direct call of the tool): a bound method, not a partial kept per tool.
+        return await self._toolset.send(self.mcp_name, None, **arguments)
 
 
 class MCPToolset:
