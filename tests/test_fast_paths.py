@@ -191,6 +191,59 @@ async def test_a_worker_thread_call_is_abandoned_at_the_deadline(guarded: Guarde
     assert outcome is INTERRUPTED
 
 
+async def test_calls_waiting_together_end_at_their_own_deadlines(guarded: Guarded):
+    release, short_ones_ended = anyio.Event(), anyio.Event()
+    outcomes: dict[str, object] = {}
+
+    async def released() -> str:
+        await release.wait()
+        return "released"
+
+    async def run(name: str, seconds: float) -> None:
+        outcomes[name] = await guarded(released(), seconds, Cancellation())
+        if len(outcomes) == 2:
+            short_ones_ended.set()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "long", FOREVER)
+            await anyio.lowlevel.checkpoint()  # the long deadline first: the shorter ones come after it
+            group.start_soon(run, "later", 0.05)
+            group.start_soon(run, "sooner", 0.01)
+            await short_ones_ended.wait()
+            release.set()
+    assert outcomes == {"sooner": INTERRUPTED, "later": INTERRUPTED, "long": "released"}
+
+
+async def test_a_finished_call_leaves_no_deadline_behind(guarded: Guarded):
+    log: list[str] = []
+    assert await guarded(waits(0, log), 0.01, Cancellation()) == "woke"
+    await anyio.sleep(0.03)  # past the deadline: nothing interrupts this task
+
+
+@pytest.mark.asyncio_only
+async def test_the_deadlines_of_finished_calls_do_not_pile_up_behind_a_waiting_one():
+    release = anyio.Event()
+
+    async def released() -> str:
+        await release.wait()
+        return "released"
+
+    async with anyio.create_task_group() as group:
+
+        async def slow() -> None:
+            assert await _fast.guarded(released(), FOREVER, Cancellation()) == "released"
+
+        group.start_soon(slow)
+        await anyio.lowlevel.checkpoint()
+        log: list[str] = []
+        for _ in range(1000):  # each ends after the slow call's deadline, while it waits
+            assert await _fast.guarded(waits(0, log), 2 * FOREVER, Cancellation()) == "woke"
+        deadlines = _fast._per_thread.deadlines
+        assert deadlines is not None and len(deadlines._heap) <= 2 * _fast._SWEEP_AT + 2
+        release.set()
+
+
 # -- together ----------------------------------------------------------------------------------
 
 
@@ -311,3 +364,57 @@ def test_quick_init_refuses_a_class_it_cannot_speed_up() -> None:
 
     with pytest.raises(TypeError, match="frozen, slotted"):
         _fast.quick_init(Mutable)
+
+
+# -- replacer ----------------------------------------------------------------------------------
+
+RESULTS = [
+    ToolResult.ok(None, {"a": 1}, message="m", terminal=True, next_action="retry"),
+    ToolResult.failed("c0", "broke", code="execution_error", error_type="RuntimeError", data={"x": [1]}),
+    ToolResult.canceled(None, "stop", "user"),
+    ToolResult.timeout("c0", 1500, True),
+    ToolResult.denied(None, "rm", "not allowed"),
+    ToolResult.from_dict({"callId": "c0", "success": True, "data": 1, "future": "kept"}),
+]
+
+
+@pytest.mark.parametrize("result", RESULTS, ids=[r.type.name for r in RESULTS])
+def test_with_call_id_copies_what_dataclasses_replace_copies(result: ToolResult) -> None:
+    fast = result.with_call_id("c9")
+    assert _values(fast) == _values(dataclasses.replace(result, call_id="c9"))
+    assert type(fast) is ToolResult and fast.call_id == "c9" and result.call_id != "c9"
+
+
+def test_a_replaced_instance_stays_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ToolResult.ok(None, 1).with_call_id("c").call_id = "d"  # type: ignore[misc]
+
+
+def test_replacer_copies_a_subclass_with_dataclasses_replace() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Base:
+        key: str
+        value: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Derived(Base):
+        more: int = 0
+
+    replace = _fast.replacer(Base, "key")
+    assert replace(Base("a", 1), "b") == Base("b", 1)
+    assert replace(Derived("a", 1, more=2), "b") == Derived("b", 1, more=2)
+
+
+def test_replacer_refuses_what_it_cannot_copy() -> None:
+    @dataclasses.dataclass
+    class Mutable:
+        value: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Frozen:
+        value: int
+
+    with pytest.raises(TypeError, match="frozen, slotted"):
+        _fast.replacer(Mutable, "value")
+    with pytest.raises(TypeError, match="no field 'other'"):
+        _fast.replacer(Frozen, "other")

@@ -344,6 +344,15 @@ def test_check_cancelled_raises_once_the_call_is_stopped():
         ctx.check_cancelled()
 
 
+def test_tool_context_says_whether_progress_reaches_anyone():
+    heard: list[tuple[float, float | None, str | None]] = []
+    assert not ToolContext("c1", "t").reports_progress
+    ctx = ToolContext("c1", "t", progress=lambda *report: heard.append(report))
+    assert ctx.reports_progress
+    ctx.report_progress(1, 2)
+    assert heard == [(1, 2, None)]
+
+
 def test_tool_context_sees_the_callers_cancellation():
     cancellation = Cancellation()
     ctx = ToolContext("c1", "t", cancellation=cancellation)

@@ -8,6 +8,9 @@ same results:
 - `quick_init` stands for the `__init__` that `dataclasses` writes: it sets the slots of a frozen
   dataclass through their member descriptors, bound once, instead of `object.__setattr__` by name
   (a 9-field `LedgerEntry`: 0.7 µs instead of 1.2 µs on CPython 3.11).
+- `replacer` stands for `dataclasses.replace` of one field of such a dataclass (`ToolResult`'s
+  call id, on every result a tool or a filter returned): it copies the slots the same way and
+  skips `__post_init__`, which checks other fields (≈ 4× faster than `replace`).
 - `guarded` stands for `guard.guarded` (an anyio cancel scope with a deadline, ~10 µs on asyncio):
   it runs the coroutine's first step directly and arms the deadline and the cancellation only if
   the coroutine suspends. Nothing can interrupt a coroutine that has not suspended, so no outcome
@@ -17,7 +20,9 @@ same results:
   `asyncio.timeout` does (`task.cancel()` while the task waits in the drive, `task.uncancel()`
   when the coroutine is done), so the caller's own cancellations (anyio's scopes included) are
   told apart and propagate. Like `asyncio.timeout`, the interruption is delivered once: a
-  coroutine that catches `CancelledError` and goes on is let go on.
+  coroutine that catches `CancelledError` and goes on is let go on. The deadlines of a loop's
+  calls share one loop timer (`_Deadlines`), armed for the earliest: a call that waits costs a
+  heap push instead of a `TimerHandle` armed and cancelled (≈ 6 µs on CPython 3.11).
 - `together` stands for an anyio task group that starts each item's coroutine: on asyncio each
   starts in the current task, and only from the first one that waits do the rest get tasks (in
   one `asyncio.TaskGroup`; an anyio task group costs ~11 µs more per task).
@@ -28,7 +33,11 @@ Off asyncio (trio) the plain versions run.
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
+import threading
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
+from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from . import guard
@@ -39,7 +48,7 @@ if TYPE_CHECKING:
 
     from .cancellation import Cancellation
 
-__all__ = ["guarded", "quick_init", "resume", "together"]
+__all__ = ["guarded", "quick_init", "replacer", "resume", "together"]
 
 T = TypeVar("T")
 X = TypeVar("X")
@@ -87,6 +96,37 @@ def quick_init(cls: type[T]) -> type[T]:
     return cls
 
 
+def replacer(cls: type[T], name: str) -> Callable[[T, Any], T]:
+    """`replace(instance, value)`: `dataclasses.replace(instance, **{name: value})`, faster.
+
+    `cls` is a frozen, slotted dataclass whose `__post_init__` (if any) does not check field
+    `name`: the copy's other fields passed it already, so it is not run again. An instance of a
+    subclass is copied by `dataclasses.replace`.
+    """
+    params = getattr(cls, "__dataclass_params__", None)
+    if params is None or not params.frozen or "__slots__" not in cls.__dict__:
+        raise TypeError(f"{cls.__name__}: replacer takes a frozen, slotted dataclass")
+    names = [field.name for field in dataclasses.fields(cls)]  # pyright: ignore[reportArgumentType]
+    if name not in names:
+        raise TypeError(f"{cls.__name__} has no field {name!r}")
+    scope: dict[str, Any] = {"_cls": cls, "_new": object.__new__, "_replace": dataclasses.replace}
+    body = [
+        "def replace(instance, value):",
+        "    if type(instance) is not _cls:",
+        f"        return _replace(instance, {name}=value)",
+        "    new = _new(_cls)",
+    ]
+    for field_name in names:
+        scope[f"_set_{field_name}"] = getattr(cls, field_name).__set__
+        value = "value" if field_name == name else f"instance.{field_name}"
+        body.append(f"    _set_{field_name}(new, {value})")
+    body.append("    return new")
+    exec("\n".join(body) + "\n", scope)  # as `quick_init`
+    replace = scope["replace"]
+    replace.__qualname__ = f"replacer.<{cls.__qualname__}.{name}>"
+    return replace
+
+
 # -- guarded -----------------------------------------------------------------------------------
 
 
@@ -108,7 +148,12 @@ async def guarded(
     assert task is not None
     cancelling = task.cancelling()
     drive = _Drive(coroutine, step, task)
-    timer = None if deadline is None else loop.call_at(deadline, drive.cancel)
+    deadlines = None
+    if deadline is not None:
+        deadlines = _per_thread.deadlines
+        if deadlines is None or deadlines.loop is not loop:
+            deadlines = _per_thread.deadlines = _Deadlines(loop)
+        deadlines.add(deadline, drive)
     if cancellation is not None:
         cancellation.attach(drive)
     try:
@@ -123,8 +168,8 @@ async def guarded(
     finally:
         if cancellation is not None:
             cancellation.detach(drive)
-        if timer is not None:
-            timer.cancel()
+        if deadlines is not None:
+            deadlines.finish(drive)
         if drive.requested:  # asked for, and the coroutine finished anyway: take the request back
             task.uncancel()
 
@@ -161,16 +206,93 @@ async def together(run: Callable[[X, Any], Coroutine[Any, Any, None]], items: Se
         return
 
 
+class _Deadlines:
+    """The deadlines of one event loop's guarded calls, behind one loop timer armed for the earliest.
+
+    A call's deadline is a heap entry; the timer, when it fires, interrupts the calls whose
+    deadline passed and is armed again for the next. A finished call's entry is dropped when it
+    reaches the top (sequential calls: at once), or in a sweep once finished entries are most
+    of the heap (as asyncio sweeps its cancelled timers).
+    """
+
+    __slots__ = ("_armed", "_finished", "_heap", "_order", "_timer", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._heap: list[tuple[float, int, _Drive]] = []
+        self._order = itertools.count()  # ties are broken by it: drives are never compared
+        self._timer: asyncio.TimerHandle | None = None
+        self._armed = math.inf
+        self._finished = 0
+        """Entries of finished calls still in the heap."""
+
+    def add(self, deadline: float, drive: _Drive) -> None:
+        """Interrupt `drive` at `deadline` (loop time) unless `finish(drive)` comes first."""
+        heappush(self._heap, (deadline, next(self._order), drive))
+        if deadline < self._armed:
+            self._arm(deadline)
+
+    def finish(self, drive: _Drive) -> None:
+        """`drive`'s call is over: its deadline no longer applies."""
+        if drive.finished:  # its deadline fired: the entry is gone
+            return
+        drive.finished = True
+        self._finished += 1
+        heap = self._heap
+        while heap and heap[0][2].finished:
+            heappop(heap)
+            self._finished -= 1
+        if self._finished > _SWEEP_AT and self._finished * 2 > len(heap):
+            self._heap = [entry for entry in heap if not entry[2].finished]
+            heapify(self._heap)
+            self._finished = 0
+
+    def _arm(self, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._armed = when
+        self._timer = self.loop.call_at(when, self._fire)
+
+    def _fire(self) -> None:
+        # Due: everything up to the time the timer was armed for (asyncio runs a timer a clock
+        # resolution early), and what passed since.
+        due = max(self._armed, self.loop.time())
+        self._timer, self._armed = None, math.inf
+        heap = self._heap
+        while heap and (heap[0][0] <= due or heap[0][2].finished):
+            drive = heappop(heap)[2]
+            if drive.finished:
+                self._finished -= 1
+            else:
+                drive.finished = True  # the entry is gone: `finish()` has nothing to count
+                drive.cancel()
+        if heap:
+            self._arm(heap[0][0])
+
+
+class _PerThread(threading.local):
+    """The `_Deadlines` of the loop that last ran a guarded call in this thread (one loop runs per thread at a time)."""
+
+    deadlines: _Deadlines | None = None
+
+
+_per_thread = _PerThread()
+_SWEEP_AT = 100
+"""Sweep the finished calls' entries out of a heap only when there are more than this many."""
+
+
 class _Drive:
     """The rest of a suspended coroutine, awaited step by step; `cancel()` interrupts it."""
 
-    __slots__ = ("_coroutine", "_running", "_step", "_task", "fired", "requested")
+    __slots__ = ("_coroutine", "_running", "_step", "_task", "finished", "fired", "requested")
 
     def __init__(self, coroutine: Coroutine[Any, Any, Any], step: Any, task: asyncio.Task[Any] | None) -> None:
         self._coroutine = coroutine
         self._step = step
         self._task = task
         self._running = False
+        self.finished = False
+        """Its deadline no longer applies: the call is over, or the deadline fired (`_Deadlines`)."""
         self.fired = False
         self.requested = False
         """True once `task.cancel()` was called for this interruption (`guarded` uncancels it)."""

@@ -23,12 +23,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import IntEnum
 from types import MappingProxyType
 from typing import Any, Final, Literal, cast
 
-from ._fast import quick_init
+from ._fast import quick_init, replacer
 from .errors import EnvelopeError
 
 __all__ = [
@@ -336,7 +336,7 @@ class ToolResult:
 
     def with_call_id(self, call_id: str | None) -> ToolResult:
         """Return this result bound to another call id (e.g. a cached result for a new call)."""
-        return self if call_id == self.call_id else replace(self, call_id=call_id)
+        return self if call_id == self.call_id else _with_call_id(self, call_id)
 
     # -- the model-facing payload ---------------------------------------------------------------
 
@@ -461,6 +461,10 @@ class ToolResult:
             data=unwrap_value(obj.get("data")),
             extra=MappingProxyType(extra) if extra else _EMPTY,
         )
+
+
+_with_call_id: Final = replacer(ToolResult, "call_id")
+"""`dataclasses.replace(result, call_id=...)`, faster (`__post_init__` does not read the id)."""
 
 
 def is_terminal_result(result: ToolResult | Mapping[str, Any] | None) -> bool:

@@ -184,7 +184,10 @@ class Pipeline:
         cancellation: Cancellation | None = None,
     ) -> ToolResult:
         """Run one call through the whole path and return its one result."""
-        ctx = await self.run(call, thread_id=thread_id, cancellation=cancellation)
+        ctx = InvocationContext(
+            call, thread_id=thread_id, cancellation=Cancellation() if cancellation is None else cancellation
+        )
+        await self._run(ctx)  # `run()` without an observer: nothing else to settle, two frames less
         assert ctx.result is not None
         return ctx.result
 

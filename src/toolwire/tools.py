@@ -83,6 +83,11 @@ class ToolContext:
         if self._progress is not None:
             self._progress(progress, total, message)
 
+    @property
+    def reports_progress(self) -> bool:
+        """True when `report_progress` reaches someone: skip measuring progress when it is False."""
+        return self._progress is not None
+
     async def ask(self, question: str) -> ConsentAnswer:
         """Put a yes/no question about this running call to whoever answers consent for the run.
 

@@ -16,9 +16,11 @@ import pytest
 
 from toolwire import Agent, ConsentAnswer, ConsentRequest, PermissionPolicy, ResultType, ToolCall, ToolResult
 from toolwire.interop.mcp import MCPToolset
+from toolwire.interop.mcp.callbacks import CallRouter
 from toolwire.messages import ToolResultMessage
 from toolwire.pipeline import ConsentRequested, ToolProgress
 from toolwire.testing import ScriptedModel
+from toolwire.tools import ToolContext
 
 ASKING_SERVER = Path(__file__).resolve().with_name("asking_server.py")
 
@@ -65,6 +67,17 @@ async def test_a_streamed_run_yields_the_servers_progress_for_the_call(everythin
         events = [event async for event in agent.stream("go")]
     progress = [(event.call.id, event.progress, event.total) for event in events if isinstance(event, ToolProgress)]
     assert progress == [("c1", 1, 3), ("c1", 2, 3), ("c1", 3, 3)]
+
+
+async def test_a_call_that_no_one_hears_asks_the_server_for_no_progress() -> None:
+    router = CallRouter(lambda: "server")
+    with router.calling(ToolContext("c1", "t")) as progress:
+        assert progress is None  # the SDK then sends no progress token
+    heard: list[tuple[float, float | None, str | None]] = []
+    with router.calling(ToolContext("c1", "t", progress=lambda *report: heard.append(report))) as progress:
+        assert progress is not None
+        await progress(1, 3, "one")
+    assert heard == [(1, 3, "one")]
 
 
 # -- questions (elicitation) -------------------------------------------------------------------

@@ -3,7 +3,8 @@
 - **Progress.** A server's `notifications/progress` for a call becomes a `ToolProgress` event of
   the run (`ToolContext.report_progress`): `Agent.stream()` yields it, `on_event` is told. A
   notification the SDK delivers after the call has its answer is dropped, so no progress event
-  follows the call's `ToolCallFinished`.
+  follows the call's `ToolCallFinished`. When no one listens to the run's events, the call asks
+  the server for no progress (it carries no progress token).
 - **Questions** (elicitation). A server's question during a call (an `elicitation/create`
   request on the 2025-11-25 generation; an `input_required` round on 2026-07-28, which the SDK
   hands to the same callback) becomes a yes/no question to whoever answers consent for the
@@ -88,7 +89,7 @@ class CallRouter:
 
     @contextmanager
     def calling(self, context: ToolContext | None) -> Generator[ProgressFnT | None]:
-        """Around one `tools/call`: yields its `progress_callback` (None without a context).
+        """Around one `tools/call`: yields its `progress_callback` (None when no one hears progress).
 
         While the block runs, the server's progress and questions go to `context`; when it ends,
         a question still open is cancelled.
@@ -99,18 +100,22 @@ class CallRouter:
         call = _Call(context)
         self._running[id(call)] = call
         token = _asking.set(context)
-
-        async def report(progress: float, total: float | None, message: str | None) -> None:
-            if id(call) in self._running:
-                context.report_progress(progress, total, message)
-
         try:
-            yield report
+            yield self._reporter(call) if context.reports_progress else None
         finally:
             _asking.reset(token)
             del self._running[id(call)]
             for scope in call.open:
                 scope.cancel()
+
+    def _reporter(self, call: _Call) -> ProgressFnT:
+        """The `progress_callback` of `call`: its progress while it runs, to its context."""
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            if id(call) in self._running:
+                call.context.report_progress(progress, total, message)
+
+        return report
 
     async def elicit(
         self, context: ClientRequestContext, params: mcp.types.ElicitRequestParams

@@ -51,7 +51,7 @@ from ...toolsets import RunScope
 from .callbacks import CallRouter
 from .hints import tool_mode
 from .names import ToolNames
-from .outcomes import call_result, lost_connection
+from .outcomes import call_value, lost_connection
 from .servers import MCPServerAddress, Stdio, StreamableHTTP
 from .supervisor import ConnectionLost, ServerConnection
 
@@ -69,8 +69,8 @@ __all__ = ["MCPTool", "MCPToolset"]
 _log = logging.getLogger("toolwire.interop.mcp")
 
 
-class MCPTool(Tool[..., Awaitable[ToolResult]]):
-    """One tool of an MCP server as the pipeline sees it; running it sends `tools/call`."""
+class MCPTool(Tool[..., Awaitable[Any]]):
+    """One tool of an MCP server as the pipeline sees it; running it sends `tools/call` (`MCPToolset.send`)."""
 
     def __init__(
         self,
@@ -102,15 +102,13 @@ class MCPTool(Tool[..., Awaitable[ToolResult]]):
         self.mode_decision = decision
         self.takes_context = True  # the call's context carries its progress events
 
-    def with_context(self, context: ToolContext) -> Callable[..., Awaitable[ToolResult]]:
+    def with_context(self, context: ToolContext) -> Callable[..., Awaitable[Any]]:
         """Send the call with its context (the arguments stay the server's, whatever their names)."""
-        return functools.partial(self._send_with, context)
+        return functools.partial(self._toolset.send, self.mcp_name, context)
 
-    async def _send(self, **arguments: Any) -> ToolResult:
-        return await self._toolset.call(self.mcp_name, arguments)
-
-    async def _send_with(self, context: ToolContext, /, **arguments: Any) -> ToolResult:
-        return await self._toolset.call(self.mcp_name, arguments, context)
+    async def _send(self, **arguments: Any) -> Any:
+        # Without a context (a direct call of the tool): a bound method, not a partial kept per tool.
+        return await self._toolset.send(self.mcp_name, None, **arguments)
 
 
 class MCPToolset:
@@ -363,6 +361,14 @@ class MCPToolset:
         Reconnects first (restarting a stdio server) when the connection was lost. With the call's
         `context`, the server's progress notifications become its `ToolProgress` events (see `callbacks`).
         """
+        answer = await self.send(tool, context, **arguments)
+        return answer if isinstance(answer, ToolResult) else ToolResult.ok(None, answer)
+
+    async def send(self, tool: str, context: ToolContext | None, /, **arguments: Any) -> Any:
+        """`call`, as the toolset's tools run it: a Success is its value, any other outcome its `ToolResult`.
+
+        The pipeline makes the value the call's result, as it does any tool's value.
+        """
         try:
             client = await self._client()
         except ConnectionLost as lost:
@@ -377,7 +383,7 @@ class MCPToolset:
             return ToolResult.failed(None, f"MCP server {self.label!r}, tool {tool!r}: {exc.error.message}")
         except OSError as exc:
             return self._lost(client, tool, f"the connection was lost ({exc})")
-        return call_result(result, server=self.label, tool=tool)
+        return call_value(result, server=self.label, tool=tool)
 
     async def _client(self) -> mcp.Client:
         """The open SDK client, reconnecting when it was lost.
@@ -385,9 +391,13 @@ class MCPToolset:
         Raises:
             ConnectionLost: Not set up, or the server could not be reached again.
         """
-        if self._connection is None:
+        connection = self._connection
+        if connection is None:
             raise ConnectionLost("the toolset is not set up")
-        return await self._connection.client()
+        # Open: hand it out without waiting. `client()` would wait on a set anyio Event, which
+        # still yields to the loop once: a whole loop iteration per call.
+        client = connection.current
+        return client if client is not None else await connection.client()
 
     def _lost(self, client: mcp.Client, tool: str, why: str) -> ToolResult:
         """The Error of a call whose connection died; the next call reconnects."""

@@ -1,4 +1,4 @@
-"""An MCP `tools/call` answer (or its failure) as a toolwire `ToolResult`.
+"""An MCP `tools/call` answer (or its failure) as a toolwire outcome.
 
 | MCP | toolwire |
 |---|---|
@@ -7,7 +7,8 @@
 | a JSON-RPC error (`MCPError`) | Error `execution_error` with the server's message |
 | the connection lost (the server exited, the pipe broke) | Error `execution_error`, never re-sent (see `supervisor`) |
 
-A toolwire deadline is not mapped here: the pipeline cancels the call (the SDK then sends
+A Success is given to the pipeline as its value, which it makes the call's result as it does any
+tool's value. A toolwire deadline is not mapped here: the pipeline cancels the call (the SDK then sends
 `notifications/cancelled`) and records a Timeout, as for every tool.
 """
 
@@ -20,7 +21,7 @@ from ...envelopes import ToolResult
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
 
-__all__ = ["call_result", "lost_connection"]
+__all__ = ["call_value", "lost_connection"]
 
 
 def _texts(result: CallToolResult) -> list[str] | None:
@@ -32,22 +33,21 @@ def _texts(result: CallToolResult) -> list[str] | None:
     return texts
 
 
-def call_result(result: CallToolResult, *, server: str, tool: str) -> ToolResult:
-    """The `ToolResult` of an MCP call's result (see the module's table)."""
+def call_value(result: CallToolResult, *, server: str, tool: str) -> Any:
+    """What an MCP tool returns for its call's result: a Success's value, else the `ToolResult` (see the table).
+
+    A Success is its value, not a `ToolResult`: the pipeline builds the call's result from it
+    directly, where a `ToolResult` would be built twice (here, then bound to the call).
+    """
     texts = _texts(result)
     if result.is_error:
         text = "\n".join(texts) if texts else "the tool reported an error without text"
         return ToolResult.failed(None, f"MCP server {server!r}, tool {tool!r}: {text}", error_type="MCPToolError")
-    data: Any
     if result.structured_content is not None:
-        data = result.structured_content
-    elif texts is not None and len(texts) == 1:
-        data = texts[0]
-    elif texts is not None:
-        data = "\n".join(texts)
-    else:
-        data = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
-    return ToolResult.ok(None, data)
+        return result.structured_content
+    if texts is not None:
+        return texts[0] if len(texts) == 1 else "\n".join(texts)
+    return [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
 
 
 def lost_connection(server: str, tool: str, problem: BaseException | str) -> ToolResult:
