@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from toolwire.messages import Message, message_from_dict
 
 
 @dataclass
@@ -89,3 +93,10 @@ def serve_command(tmp_path: Path, *arguments: str, token: str | None, data_dir: 
                 process.kill()
                 process.wait(timeout=10)
         process.stdout.close()
+
+
+def transcript_of(data_dir: Path, thread_id: str) -> list[Message]:
+    """The transcript a server stored for a thread, read from its SQLite file."""
+    with closing(sqlite3.connect(data_dir / "toolwire.sqlite3")) as db:
+        rows = db.execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)).fetchall()
+    return [message_from_dict(json.loads(body)) for (body,) in rows]

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from toolwire.messages import Message, message_from_dict
 
 HERE = Path(__file__).resolve().parent
 CLIENT = HERE / "node_modules" / "@ag-ui" / "client"
@@ -89,10 +85,3 @@ def user(text: str, message_id: str = "u1") -> dict[str, Any]:
 
 def tool_message(call_id: str, content: str, message_id: str = "t1") -> dict[str, Any]:
     return {"id": message_id, "role": "tool", "toolCallId": call_id, "content": content}
-
-
-def transcript_of(data_dir: Path, thread_id: str) -> list[Message]:
-    """The transcript the server stored for a thread, read from its SQLite file."""
-    with closing(sqlite3.connect(data_dir / "toolwire.sqlite3")) as db:
-        rows = db.execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)).fetchall()
-    return [message_from_dict(json.loads(body)) for (body,) in rows]

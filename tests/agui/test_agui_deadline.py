@@ -7,9 +7,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from agui_client import ALICE, CLIENT, HERE, PICK_COLOR, Client, Run, tool_message, transcript_of, user
+from agui_client import ALICE, CLIENT, HERE, PICK_COLOR, Client, Run, tool_message, user
 
-from serving import Server, serve_command
+from serving import Server, serve_command, transcript_of
 from toolwire import ResultType
 from toolwire.messages import Message, ToolResultMessage
 from toolwire.testing import validate_transcript
