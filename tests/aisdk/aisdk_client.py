@@ -88,10 +88,14 @@ def user(text: str, message_id: str = "u1") -> dict[str, Any]:
     return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
 
 
-def with_tool_output(messages: list[dict[str, Any]], call_id: str, output: Any) -> list[dict[str, Any]]:
-    """The messages after `addToolOutput({toolCallId, output})`: the tool part's state and output, as useChat sets them."""
+def with_tool_output(
+    messages: list[dict[str, Any]], call_id: str, output: Any = None, *, error_text: str | None = None
+) -> list[dict[str, Any]]:
+    """The messages after `addToolOutput`: the tool part's state and output (or errorText), as useChat sets them."""
     *before, last = json.loads(json.dumps(messages))
     for part in last["parts"]:
-        if part.get("toolCallId") == call_id:
+        if part.get("toolCallId") == call_id and error_text is None:
             part.update(state="output-available", output=output)
+        elif part.get("toolCallId") == call_id:
+            part.update(state="output-error", errorText=error_text)
     return [*before, last]

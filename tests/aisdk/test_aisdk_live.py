@@ -13,6 +13,7 @@ import uuid
 from aisdk_client import BOB, PICK_COLOR, Client, user, with_tool_output
 
 from serving import Server, transcript_of
+from toolwire import ResultType
 from toolwire.messages import ToolResultMessage
 from toolwire.testing import validate_transcript
 
@@ -78,6 +79,17 @@ def test_client_tool_output_continues_the_same_assistant_message(client: Client)
     call_id = first.tool_part("pick_color")["toolCallId"]
     second = client.send(chat, with_tool_output(first.messages, call_id, "blue"), tools=[PICK_COLOR])
     assert [part["type"] for part in second.parts] == ["tool-pick_color", "text"]
+
+
+def test_client_tool_error_output_is_the_calls_error(server: Server, client: Client) -> None:
+    chat = new_chat()
+    first = client.send(chat, [user("pick")], tools=[PICK_COLOR])
+    call_id = first.tool_part("pick_color")["toolCallId"]
+    client.send(chat, with_tool_output(first.messages, call_id, error_text="no screen"), tools=[PICK_COLOR])
+    transcript = transcript_of(server.data_dir, chat)
+    validate_transcript(transcript)
+    [result] = [message.result for message in transcript if isinstance(message, ToolResultMessage)]
+    assert (result.type, result.error) == (ResultType.ERROR, "no screen")
 
 
 def test_repeated_tool_output_runs_nothing_again(server: Server, client: Client) -> None:
