@@ -1,4 +1,4 @@
-"""A `useChat` request's UIMessages against the stored transcript (`toolwire.interop.aisdk.messages`): pure."""
+"""A `useChat` request's UIMessages against the stored transcript (`toolwire.interop.aisdk.ui_messages`): pure."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from toolwire import ToolCall, ToolResult
-from toolwire.interop.aisdk.messages import reconcile
+from toolwire.interop.aisdk.ui_messages import reconcile
 from toolwire.interop.frontends.answers import HistoryConflict
 from toolwire.messages import AssistantMessage, ToolResultMessage, UserMessage
 
 PICK = ToolCall(id="c1", name="pick_color", arguments={})
-ASKED = [UserMessage("pick"), AssistantMessage("", [PICK])]
+ASKED = [UserMessage("pick"), AssistantMessage("", (PICK,))]
 
 
 def user(text: str) -> dict[str, Any]:

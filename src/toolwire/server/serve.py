@@ -246,7 +246,7 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
 
             mount_agui(app)
         if options.ai_sdk:
-            from ..interop.aisdk.endpoint import mount_ai_sdk
+            from ..interop.aisdk.chat_endpoint import mount_ai_sdk
 
             mount_ai_sdk(app)
     except BaseException:

@@ -42,7 +42,7 @@ from ag_ui.encoder import EventEncoder  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
 from ..frontends.answers import Reconciled  # noqa: E402
-from ..frontends.endpoint import MAX_BODY_BYTES, FrontEndEndpoint, Plan, Refused, mount  # noqa: E402
+from ..frontends.endpoint_base import MAX_BODY_BYTES, FrontEndEndpoint, Plan, Refused, mount  # noqa: E402
 from ..frontends.live_runs import LiveRun  # noqa: E402
 from .event_map import EventMapper, run_error, run_finished, run_started  # noqa: E402
 from .reconcile import reconcile  # noqa: E402

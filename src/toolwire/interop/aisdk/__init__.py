@@ -5,8 +5,8 @@ toolwire serve --app myapp:make_agent --ai-sdk     # POST /ai-sdk/chat beside /w
 ```
 
 - `parts`: a run's events → UI message stream parts (pure; `PartMapper`).
-- `messages`: a request's `UIMessage`s, reconciled with the stored transcript (pure; `reconcile`).
-- `endpoint`: the HTTP endpoint (`mount_ai_sdk`), on `..frontends` (live runs, auth, threads).
+- `ui_messages`: a request's `UIMessage`s, reconciled with the stored transcript (pure; `reconcile`).
+- `chat_endpoint`: the HTTP endpoint (`mount_ai_sdk`), on `..frontends` (live runs, auth, threads).
 
 No package beyond the server's: the parts are plain JSON. `import toolwire` loads none of this.
 """

@@ -2,7 +2,7 @@
 
 - `answers`: `Answer` (a front-end tool's result), `Reconciled` (what a request adds), `HistoryConflict`.
 - `live_runs`: `LiveRun`, a run that lives across requests while a front-end tool call waits.
-- `endpoint`: `FrontEndEndpoint`, authentication, threads, the messages rule and the stream's life.
+- `endpoint_base`: `FrontEndEndpoint`, authentication, threads, the messages rule and the stream's life.
 
 These modules need starlette (the server's dependencies), not a protocol package; `import toolwire`
 loads none of them.

@@ -8,7 +8,7 @@ POST /ai-sdk/chat   Authorization: Bearer <token>
 ```
 
 `id` (the chat id) is the thread: created for the principal when new, another principal's refused
-(403). `messages` are reconciled with the stored transcript (`messages.reconcile`): trailing user
+(403). `messages` are reconciled with the stored transcript (`ui_messages.reconcile`): trailing user
 messages are the prompt; the last assistant message's tool outputs for the thread's waiting
 front-end calls are their answers. `tools` (toolwire's field: the AI SDK's front-end tools have no
 server-side declaration, so the front end sends them in the body, e.g. the transport's `body`) become
@@ -17,7 +17,7 @@ the thread's client tools (group `ai-sdk`, expanded). A call of one ends the res
 until a request brings its output (`addToolOutput`), or its deadline gives it a Timeout.
 
 Refusals before the stream starts are HTTP errors with a JSON body `{"error", "code"}`, as for
-`/agui` (`..frontends.endpoint`). A run that fails once the stream started ends with an `error` part.
+`/agui` (`..frontends.endpoint_base`). A run that fails once the stream started ends with an `error` part.
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ from starlette.responses import Response, StreamingResponse
 
 from ...messages import Message, ToolResultMessage
 from ..frontends.answers import Reconciled
-from ..frontends.endpoint import FrontEndEndpoint, Plan, Refused, mount
+from ..frontends.endpoint_base import FrontEndEndpoint, Plan, Refused, mount
 from ..frontends.live_runs import LiveRun
 from . import parts
-from .messages import reconcile
 from .parts import Part, PartMapper
+from .ui_messages import reconcile
 
 __all__ = ["GROUP", "PATH", "AiSdkEndpoint", "ChatRequest", "mount_ai_sdk"]
 
@@ -90,7 +90,7 @@ class AiSdkEndpoint(FrontEndEndpoint[Part, ChatRequest]):
         waiting: set[str],
         decided: dict[str, ToolResultMessage],
     ) -> Reconciled:
-        """`messages` against the transcript (`messages.reconcile`)."""
+        """`messages` against the transcript (`ui_messages.reconcile`)."""
         return reconcile(stored, waiting, cast(list[Mapping[str, Any]], given["messages"]), decided)
 
     def tools(self, given: ChatRequest) -> list[dict[str, Any]]:
