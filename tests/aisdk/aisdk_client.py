@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from serving import ALICE, run_node
+
 HERE = Path(__file__).resolve().parent
 CLIENT = HERE / "node_modules" / "ai"
-TOKENS = "alice alice-token-0123456789abcdef\nbob bob-token-0123456789abcdef0\n"
-ALICE = "alice-token-0123456789abcdef"
-BOB = "bob-token-0123456789abcdef0"
 PICK_COLOR = {
     "name": "pick_color",
     "description": "Ask the user to pick a color",
@@ -71,16 +69,7 @@ class Client:
         given: dict[str, Any] = {"url": self.url, "chatId": chat_id, "messages": messages, "tools": tools or []}
         if token is not None:
             given["token"] = token
-        done = subprocess.run(
-            ["node", str(HERE / "run_chat.mjs")],
-            input=json.dumps(given),
-            capture_output=True,
-            text=True,
-            cwd=HERE,
-            timeout=60,
-            check=True,
-        )
-        return Reply(json.loads(done.stdout))
+        return Reply(run_node(HERE / "run_chat.mjs", given))
 
 
 def user(text: str, message_id: str = "u1") -> dict[str, Any]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import uuid
 
-from aisdk_client import BOB, PICK_COLOR, Client, user, with_tool_output
+from aisdk_client import PICK_COLOR, Client, user, with_tool_output
 
-from serving import Server, transcript_of
+from serving import BOB, Server, transcript_of
 from toolwire import ResultType
 from toolwire.messages import ToolResultMessage
 from toolwire.testing import validate_transcript
