@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -34,6 +34,7 @@ from ...events import RunResult
 from ...messages import AssistantMessage, Message, ToolResultMessage
 from ...server.app import ToolwireServer
 from ...server.auth import TokenAuth
+from ...server.lifespans import join_lifespan
 from ...store import ThreadStore
 from .answers import Answer, HistoryConflict, Reconciled
 from .live_runs import LiveRun, Mapper
@@ -284,14 +285,7 @@ def mount(app: Starlette, make: Callable[[ToolwireServer], FrontEndEndpoint[Any,
         raise UsageError(f"{name} needs the app that toolwire.server.create_app returned")
     endpoint = make(server)
     app.router.routes.append(Route(path, endpoint=endpoint.handle, methods=["POST", "OPTIONS"]))
-    previous: Callable[[Starlette], AbstractAsyncContextManager[Any]] = app.router.lifespan_context
-
-    @asynccontextmanager
-    async def lifespan(served: Starlette) -> AsyncGenerator[Any]:
-        async with previous(served) as state, endpoint.run():
-            yield state
-
-    app.router.lifespan_context = lifespan
+    join_lifespan(app, endpoint.run)
     return endpoint
 
 
