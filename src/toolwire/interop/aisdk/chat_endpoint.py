@@ -130,14 +130,11 @@ class AiSdkEndpoint(FrontEndEndpoint[Part, ChatRequest]):
 def mount_ai_sdk(app: Starlette, *, path: str = PATH) -> AiSdkEndpoint:
     """Serve the agent of a toolwire server's app to AI SDK front ends (`useChat`) at `path` (`POST`).
 
-    The endpoint accepts the tokens and browser origins `/ws` accepts, and shares its store. Its
-    lifespan joins the app's: run the app with its lifespan on (uvicorn's `lifespan="on"`).
-
-    Raises:
-        UsageError: `app` is not a toolwire server's app.
+    As `mount_agui` for AG-UI (`endpoint_base.mount`): the tokens, origins and store of `/ws`; run
+    the app with its lifespan on. Raises `UsageError` when `app` is not a toolwire server's app.
     """
-    endpoint: AiSdkEndpoint = mount(app, AiSdkEndpoint, path, "mount_ai_sdk")
-    return endpoint
+    mounted: AiSdkEndpoint = mount(app, AiSdkEndpoint, path, "mount_ai_sdk")
+    return mounted
 
 
 async def _encoded(events: MemoryObjectReceiveStream[Part]) -> AsyncIterator[str]:
