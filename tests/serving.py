@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolwire.messages import Message, message_from_dict
 
 
 @dataclass
@@ -89,3 +97,41 @@ def serve_command(tmp_path: Path, *arguments: str, token: str | None, data_dir: 
                 process.kill()
                 process.wait(timeout=10)
         process.stdout.close()
+
+
+def transcript_of(data_dir: Path, thread_id: str) -> list[Message]:
+    """The transcript a server stored for a thread, read from its SQLite file."""
+    with closing(sqlite3.connect(data_dir / "toolwire.sqlite3")) as db:
+        rows = db.execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)).fetchall()
+    return [message_from_dict(json.loads(body)) for (body,) in rows]
+
+
+FRONT_END_TOKENS = "alice alice-token-0123456789abcdef\nbob bob-token-0123456789abcdef0\n"
+"""Two principals, for the front-end endpoint tests (tests/agui/, tests/aisdk/)."""
+ALICE = "alice-token-0123456789abcdef"
+BOB = "bob-token-0123456789abcdef0"
+
+
+@contextmanager
+def serve_front_end(tmp_path: Path, app_file: Path, factory: str, flag: str, client: Path) -> Iterator[Server]:
+    """Serve `app_file`'s `factory` with the front-end endpoint `flag` (`--agui`, `--ai-sdk`) and two principals.
+
+    Skips the test without node or without the npm client package `client` (`npm ci --prefix ...`).
+    """
+    if shutil.which("node") is None or not client.is_dir():
+        pytest.skip(f"needs node and `npm ci --prefix {client.parent.parent.name}/{client.parent.name}`")
+    shutil.copy(app_file, tmp_path / app_file.name)
+    (tmp_path / "tokens.txt").write_text(FRONT_END_TOKENS)
+    arguments = ("--app", f"{app_file.stem}:{factory}", flag, "--tokens", str(tmp_path / "tokens.txt"))
+    with serve_command(tmp_path, *arguments, token="unused-token-0123456789") as running:
+        yield running
+
+
+def run_node(script: Path, given: dict[str, Any]) -> dict[str, Any]:
+    """Run a node script in its folder with `given` as JSON on stdin; its stdout, parsed."""
+    done = subprocess.run(
+        ["node", str(script)], input=json.dumps(given), capture_output=True, text=True, cwd=script.parent, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    parsed: dict[str, Any] = json.loads(done.stdout)
+    return parsed

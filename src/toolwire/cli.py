@@ -111,6 +111,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also serve the agent to AG-UI front ends at POST /agui (same tokens as /ws; docs/frontends.md)",
     )
     serve.add_argument(
+        "--ai-sdk",
+        action="store_true",
+        help="also serve the agent to AI SDK front ends (useChat) at POST /ai-sdk/chat (docs/frontends.md)",
+    )
+    serve.add_argument(
         "--mcp-servers",
         type=Path,
         metavar="FILE",
@@ -172,6 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 refusal_rate=args.refusal_rate,
                 mcp=args.mcp,
                 agui=args.agui,
+                ai_sdk=args.ai_sdk,
                 mcp_servers=args.mcp_servers,
             )
             return serve(options)

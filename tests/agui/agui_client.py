@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import sqlite3
-import subprocess
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolwire.messages import Message, message_from_dict
+from serving import ALICE, run_node
 
 HERE = Path(__file__).resolve().parent
 CLIENT = HERE / "node_modules" / "@ag-ui" / "client"
-TOKENS = "alice alice-token-0123456789abcdef\nbob bob-token-0123456789abcdef0\n"
-ALICE = "alice-token-0123456789abcdef"
-BOB = "bob-token-0123456789abcdef0"
 PICK_COLOR = {
     "name": "pick_color",
     "description": "Ask the user to pick a color",
@@ -71,16 +64,7 @@ class Client:
         given = {"url": self.url, "threadId": thread_id, "messages": messages, "tools": tools or []}
         if token is not None:
             given["token"] = token
-        done = subprocess.run(
-            ["node", str(HERE / "run_agent.mjs")],
-            input=json.dumps(given),
-            capture_output=True,
-            text=True,
-            cwd=HERE,
-            timeout=60,
-            check=True,
-        )
-        return Run(json.loads(done.stdout))
+        return Run(run_node(HERE / "run_agent.mjs", given))
 
 
 def user(text: str, message_id: str = "u1") -> dict[str, Any]:
@@ -89,10 +73,3 @@ def user(text: str, message_id: str = "u1") -> dict[str, Any]:
 
 def tool_message(call_id: str, content: str, message_id: str = "t1") -> dict[str, Any]:
     return {"id": message_id, "role": "tool", "toolCallId": call_id, "content": content}
-
-
-def transcript_of(data_dir: Path, thread_id: str) -> list[Message]:
-    """The transcript the server stored for a thread, read from its SQLite file."""
-    with closing(sqlite3.connect(data_dir / "toolwire.sqlite3")) as db:
-        rows = db.execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)).fetchall()
-    return [message_from_dict(json.loads(body)) for (body,) in rows]

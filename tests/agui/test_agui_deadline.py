@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Iterator
 
 import pytest
-from agui_client import ALICE, CLIENT, HERE, PICK_COLOR, Client, Run, tool_message, transcript_of, user
+from agui_client import CLIENT, HERE, PICK_COLOR, Client, Run, tool_message, user
 
-from serving import Server, serve_command
+from serving import Server, serve_front_end, transcript_of
 from toolwire import ResultType
 from toolwire.messages import Message, ToolResultMessage
 from toolwire.testing import validate_transcript
@@ -17,11 +16,8 @@ from toolwire.testing import validate_transcript
 
 @pytest.fixture(scope="module")
 def impatient(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    if shutil.which("node") is None or not CLIENT.is_dir():
-        pytest.skip("needs node and `npm ci --prefix tests/agui`")
     tmp_path = tmp_path_factory.mktemp("agui-deadline")
-    shutil.copy(HERE / "agui_app.py", tmp_path / "agui_app.py")
-    with serve_command(tmp_path, "--app", "agui_app:make_impatient_agent", "--agui", token=ALICE) as running:
+    with serve_front_end(tmp_path, HERE / "agui_app.py", "make_impatient_agent", "--agui", CLIENT) as running:
         yield running
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import uuid
 
-from agui_client import BOB, PICK_COLOR, Client, tool_message, transcript_of, user
+from agui_client import PICK_COLOR, Client, tool_message, user
 
-from serving import Server
+from serving import BOB, Server, transcript_of
 from toolwire.messages import ToolResultMessage
 from toolwire.testing import validate_transcript
 

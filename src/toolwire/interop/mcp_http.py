@@ -26,14 +26,15 @@ Security by default:
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncGenerator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Final, TextIO
 
 from .._extras import import_extra
 from ..errors import UsageError
 from ..pipeline import Pipeline
 from ..server.auth import TokenAuth, new_token
+from ..server.lifespans import join_lifespan
 
 import_extra("mcp", "mcp")  # a missing SDK fails here, naming the extra to install
 
@@ -178,14 +179,7 @@ def mount_mcp(
         request_state=request_state,
     )
     app.router.routes.append(Route(path, endpoint=endpoint))
-    previous = app.router.lifespan_context
-
-    @asynccontextmanager
-    async def lifespan(served: Starlette) -> AsyncGenerator[Any]:
-        async with previous(served) as state, endpoint.run():
-            yield state
-
-    app.router.lifespan_context = lifespan
+    join_lifespan(app, endpoint.run)
     return endpoint
 
 

@@ -6,6 +6,7 @@ toolwire serve --app myapp:make_agent --port 9000 --tokens tokens.txt --allow-or
 toolwire serve --app myapp:make_agent --mcp     # and its function tools over MCP at /mcp, same tokens
 toolwire serve --mcp-servers mcp.json           # and the tools of the MCP servers the file lists
 toolwire serve --app myapp:make_agent --agui    # and the agent to AG-UI front ends at POST /agui
+toolwire serve --app myapp:make_agent --ai-sdk  # and to AI SDK front ends (useChat) at POST /ai-sdk/chat
 ```
 
 `--app module:factory` names a function returning an `Agent`; if it has a `store` parameter it
@@ -85,6 +86,8 @@ class ServeOptions:
     """Also serve the agent's function tools over MCP at `/mcp`, with the same tokens (`mount_mcp`)."""
     agui: bool = False
     """Also serve the agent to AG-UI front ends at `POST /agui`, with the same tokens (`mount_agui`)."""
+    ai_sdk: bool = False
+    """Also serve the agent to AI SDK front ends (`useChat`) at `POST /ai-sdk/chat` (`mount_ai_sdk`)."""
     mcp_servers: Path | None = None
     """A JSON file of MCP servers whose tools the agent gets too (`toolwire.interop.mcp.load_servers`)."""
 
@@ -242,6 +245,10 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
             from ..interop.agui.endpoint import mount_agui  # ag-ui-protocol loads only when asked for
 
             mount_agui(app)
+        if options.ai_sdk:
+            from ..interop.aisdk.chat_endpoint import mount_ai_sdk
+
+            mount_ai_sdk(app)
     except BaseException:
         anyio.run(store.aclose)
         lock.release()
@@ -254,7 +261,8 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         ws_ping_interval=KEEPALIVE_SECONDS,
         ws_ping_timeout=KEEPALIVE_SECONDS,
         ws_per_message_deflate=False,
-        lifespan="on" if options.mcp or options.agui else "off",  # /mcp's sessions, /agui's runs live in it
+        # /mcp's sessions, /agui's and /ai-sdk/chat's runs live in the lifespan
+        lifespan="on" if options.mcp or options.agui or options.ai_sdk else "off",
         log_level="info",
         # Runs are parked before connections close (`GracefulServer`); their calls stay in the
         # ledger and resume with the next start.
@@ -307,6 +315,8 @@ async def _run(
                 print(f"mcp: http://{host}:{port}/mcp (Authorization: Bearer TOKEN)", file=out)
             if options.agui:
                 print(f"agui: http://{host}:{port}/agui (POST, Authorization: Bearer TOKEN)", file=out)
+            if options.ai_sdk:
+                print(f"ai-sdk: http://{host}:{port}/ai-sdk/chat (POST, Authorization: Bearer TOKEN)", file=out)
             if (STATIC / "index.html").is_file():
                 # The token goes in the fragment: browsers never send it to the server, so no log sees it.
                 print(f"chat page: http://{host}:{port}/" + (f"#token={printed}" if printed else ""), file=out)

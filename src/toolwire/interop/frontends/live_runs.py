@@ -1,7 +1,8 @@
-"""`LiveRun`: an agent run behind AG-UI requests, which lives on while a front-end tool call waits.
+"""`LiveRun`: an agent run behind front-end requests, which lives on while a front-end tool call waits.
 
-An AG-UI request ends when the run needs the front end (a front-end tool call): its response
-says `RUN_FINISHED` with the call pending, and the front end runs the tool and sends the result
+A request (`POST /agui`, `POST /ai-sdk/chat`) ends when the run needs the front end (a front-end
+tool call): its response ends with the call pending (AG-UI: `RUN_FINISHED` naming it; the AI SDK:
+after `tool-input-available`), and the front end runs the tool and sends the result
 in its next request. toolwire's run does not end there: it waits for the result, in this process,
 exactly as for a client tool of `/ws`, with the call DISPATCHED in the ledger and its deadline
 running. The next request hands the result to the waiting call (`LiveRun.answer`), and the run's
@@ -24,10 +25,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
 import anyio.lowlevel
-from ag_ui.core import BaseEvent
 from anyio.streams.memory import MemoryObjectSendStream
 
 from ...client_tools.channel import ClientHub
@@ -36,12 +37,25 @@ from ...errors import ClientDisconnected, ProviderError, RegistrationError
 from ...events import RunEvent, RunFinished, RunResult
 from ...pipeline import ToolCallFinished, ToolCallStarted
 from ...store import CallState, ThreadStore
-from .event_map import EventMapper
-from .reconcile import Answer
+from .answers import Answer
 
-__all__ = ["FrontEndChannel", "LiveRun"]
+__all__ = ["FrontEndChannel", "LiveRun", "Mapper"]
 
-_log = logging.getLogger("toolwire.agui")
+_log = logging.getLogger("toolwire.frontends")
+
+E = TypeVar("E")
+
+
+class Mapper(Protocol[E]):
+    """Turns a run's events into a protocol's events (one per request; `agui.event_map`, `aisdk.parts`)."""
+
+    def events(self, event: RunEvent) -> list[E]:
+        """The protocol events `event` stands for (often none)."""
+        ...
+
+    def close(self) -> list[E]:
+        """End what is open (a text message) before the response ends."""
+        ...
 
 
 class FrontEndChannel:
@@ -54,7 +68,7 @@ class FrontEndChannel:
     records_dispatch = True
     """The channel marks a call DISPATCHED itself, before the run can be seen waiting for it."""
 
-    def __init__(self, run: LiveRun, answers: Mapping[str, Answer]) -> None:
+    def __init__(self, run: LiveRun[Any], answers: Mapping[str, Answer]) -> None:
         self._run = run
         self._answers = dict(answers)
 
@@ -70,17 +84,20 @@ class FrontEndChannel:
         run.changed()
 
 
-class LiveRun:
-    """One agent run of a thread served over AG-UI, and the request whose stream gets its events.
+class LiveRun(Generic[E]):
+    """One agent run of a thread served to a front end, and the request whose stream gets its events.
 
     Args:
         thread_id: The thread.
         hub: The agent's `ClientHub` (answers are delivered through it).
         store: The agent's store (the ledger).
         answers: Results brought for calls the run will ask for (a resume after a restart).
+        mapper: The mapper of the first request (each request brings its own to `listen`).
     """
 
-    def __init__(self, thread_id: str, hub: ClientHub, store: ThreadStore, answers: Mapping[str, Answer]) -> None:
+    def __init__(
+        self, thread_id: str, hub: ClientHub, store: ThreadStore, answers: Mapping[str, Answer], mapper: Mapper[E]
+    ) -> None:
         self.thread_id = thread_id
         self.hub = hub
         self.store = store
@@ -88,20 +105,20 @@ class LiveRun:
         self.waiting: dict[str, ClientToolRequest] = {}
         """Front-end calls sent and not answered: call id → request."""
         self.answered: set[str] = set()
-        """Front-end calls whose results came from the front end (it has them: no TOOL_CALL_RESULT)."""
+        """Front-end calls whose results came from the front end (it has them: no result event)."""
         self.done = False
         self.result: RunResult | None = None
         self.error: tuple[str, str] | None = None
         """(message, code) when the run failed."""
         self._running: set[str] = set()
         """Calls started and not finished."""
-        self._listener: MemoryObjectSendStream[BaseEvent] | None = None
-        self._mapper = EventMapper()
+        self._listener: MemoryObjectSendStream[E] | None = None
+        self._mapper: Mapper[E] = mapper
         self._changed = anyio.Event()
 
     # -- who listens ---------------------------------------------------------------------------
 
-    def listen(self, listener: MemoryObjectSendStream[BaseEvent], mapper: EventMapper) -> None:
+    def listen(self, listener: MemoryObjectSendStream[E], mapper: Mapper[E]) -> None:
         """Send the run's events from now on to `listener` (one request's stream)."""
         self._listener, self._mapper = listener, mapper
 

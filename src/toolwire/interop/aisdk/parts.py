@@ -1,0 +1,125 @@
+"""A run's events as AI SDK UI message stream parts (`ai` 7, `uiMessageChunkSchema`): `PartMapper`, pure.
+
+| toolwire event | parts |
+|---|---|
+| `ModelRequestStarted` | (an open text part ends) |
+| `TextDelta` | `text-start` (first delta of a turn), `text-delta` |
+| `ToolCallStarted` | `text-end` if text was open; `tool-input-start`, `tool-input-delta`, `tool-input-available` |
+| `ToolCallFinished` success | `tool-output-available` (`output`: the tool's value) |
+| `ToolCallFinished` denied | `tool-output-denied` |
+| `ToolCallFinished` error, timeout, canceled | `tool-output-error` (`errorText`) |
+| `RunFinished` | `text-end` if text was open |
+| `ConsentRequested`, `ToolProgress` | nothing yet |
+
+The caller leaves out `ToolCallFinished` of a front-end call the front end answered (it has the
+output). `tool-input-start` and `tool-input-available` carry `toolMetadata.toolwire`: `execution`
+(`server` or `client`) and `mode` (the call's `ToolMode`, for a front end to show risk).
+
+A response's first and last parts belong to the request: `start`, then `finish` (`finishReason`
+`stop`, or `tool-calls` when front-end calls wait) or `error`; `encode` writes a part as SSE and
+`DONE` ends the stream.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any, Final
+
+from ...envelopes import ResultType, ToolResult
+from ...events import ModelRequestStarted, RunEvent, RunFinished
+from ...models import TextDelta
+from ...pipeline import ToolCallFinished, ToolCallStarted
+
+__all__ = ["DONE", "HEADER", "METADATA_KEY", "Part", "PartMapper", "encode", "error", "error_text", "finish", "start"]
+
+Part = dict[str, Any]
+"""One UI message stream part (a chunk), as JSON."""
+
+HEADER: Final = ("x-vercel-ai-ui-message-stream", "v1")
+"""The response header that says the body is a UI message stream."""
+DONE: Final = "data: [DONE]\n\n"
+"""The stream's last SSE event."""
+METADATA_KEY: Final = "toolwire"
+"""The key of toolwire's own fields in a tool part's `toolMetadata`."""
+
+
+class PartMapper:
+    """Turns the events of one or more agent runs into UI message stream parts, in order (one per request)."""
+
+    def __init__(self) -> None:
+        self._text_id: str | None = None
+
+    def events(self, event: RunEvent) -> list[Part]:
+        """The parts `event` stands for (often none)."""
+        match event:
+            case ModelRequestStarted() | RunFinished():
+                return self.close()
+            case TextDelta(text=text) if text:
+                out: list[Part] = []
+                if self._text_id is None:
+                    self._text_id = "txt_" + secrets.token_hex(8)
+                    out.append({"type": "text-start", "id": self._text_id})
+                out.append({"type": "text-delta", "id": self._text_id, "delta": text})
+                return out
+            case ToolCallStarted(call=call, mode=mode, tool=tool):
+                metadata: dict[str, Any] = {"execution": "client" if tool is not None and tool.is_client else "server"}
+                if mode is not None:
+                    metadata["mode"] = mode.value
+                common = {"toolCallId": call.id, "toolName": call.name, "toolMetadata": {METADATA_KEY: metadata}}
+                return [
+                    *self.close(),
+                    {"type": "tool-input-start", **common},
+                    {
+                        "type": "tool-input-delta",
+                        "toolCallId": call.id,
+                        "inputTextDelta": json.dumps(call.arguments, ensure_ascii=False),
+                    },
+                    {"type": "tool-input-available", **common, "input": call.arguments},
+                ]
+            case ToolCallFinished(call=call, result=result):
+                return [output(call.id, result)]
+            case _:
+                return []
+
+    def close(self) -> list[Part]:
+        """End the text part that is open, if any."""
+        if self._text_id is None:
+            return []
+        part = {"type": "text-end", "id": self._text_id}
+        self._text_id = None
+        return [part]
+
+
+def output(call_id: str, result: ToolResult) -> Part:
+    """The part a call's result is: `tool-output-available`, `tool-output-denied` or `tool-output-error`."""
+    if result.type is ResultType.SUCCESS:
+        return {"type": "tool-output-available", "toolCallId": call_id, "output": result.payload()}
+    if result.type is ResultType.DENIED:
+        return {"type": "tool-output-denied", "toolCallId": call_id}
+    return {"type": "tool-output-error", "toolCallId": call_id, "errorText": error_text(result)}
+
+
+def error_text(result: ToolResult) -> str:
+    """A failure's text for a person: its message, else its outcome payload as JSON."""
+    return result.error or result.message or json.dumps(result.payload(), ensure_ascii=False)
+
+
+def start(message_id: str | None = None) -> Part:
+    """`start`: a new assistant message (`message_id`), or the continuation of the client's last one (None)."""
+    return {"type": "start"} if message_id is None else {"type": "start", "messageId": message_id}
+
+
+def finish(waiting: bool) -> Part:
+    """`finish`: `tool-calls` when front-end calls wait for their outputs, else `stop`."""
+    return {"type": "finish", "finishReason": "tool-calls" if waiting else "stop"}
+
+
+def error(message: str) -> Part:
+    """`error`: the run failed (the SDK shows `errorText`)."""
+    return {"type": "error", "errorText": message}
+
+
+def encode(part: Part) -> str:
+    """One part as an SSE event."""
+    return "data: " + json.dumps(part, ensure_ascii=False, separators=(",", ":")) + "\n\n"

@@ -1,0 +1,312 @@
+"""`FrontEndEndpoint`: what the front-end endpoints (`POST /agui`, `POST /ai-sdk/chat`) share.
+
+Each request: authenticate (the tokens and origins of `/ws`), read the body (the protocol's own
+shape: `read`), take the thread it names (created for the principal when new; another's is
+refused), reconcile what it sends with the stored transcript (`reconciled`: a new prompt, or the
+answers of the thread's waiting front-end calls), then stream the run's events in the protocol's
+encoding (`stream`) until the run ends or waits for the front end only (`live_runs.LiveRun`).
+
+Refusals before the stream starts are HTTP errors with a JSON body `{"error", "code"}`: 401 no or a
+wrong token, 403 a refused `Origin` or another principal's thread, 400 a bad body or a history the
+thread does not have, 409 a run of the thread in progress, a call's second result, or a new message
+while a front-end call waits, 413 a body too large, 429 too many threads.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ...errors import UsageError
+from ...events import RunResult
+from ...messages import AssistantMessage, Message, ToolResultMessage
+from ...server.app import ToolwireServer
+from ...server.auth import TokenAuth
+from ...server.lifespans import join_lifespan
+from ...store import ThreadStore
+from .answers import Answer, HistoryConflict, Reconciled
+from .live_runs import LiveRun, Mapper
+
+__all__ = ["MAX_BODY_BYTES", "MAX_THREAD_ID", "FrontEndEndpoint", "Plan", "Refused", "decided", "mount"]
+
+E = TypeVar("E")
+G = TypeVar("G")
+
+MAX_BODY_BYTES = 4 * 1024 * 1024
+"""The largest body accepted (a client sends its whole history every time)."""
+MAX_THREAD_ID = 200
+"""The longest thread id accepted."""
+
+
+class Refused(Exception):
+    """A request refused before its stream started: an HTTP error with a JSON body."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What one request does to its thread."""
+
+    thread_id: str
+    run_id: str
+    prompt: str | None
+    answers: tuple[Answer, ...]
+    tools: list[dict[str, Any]]
+    """The front end's tools, as client tool definitions (`name`, `description`, `parametersSchema`)."""
+
+
+class FrontEndEndpoint(ABC, Generic[E, G]):
+    """A front-end protocol endpoint of a toolwire server (events `E`, request bodies `G`).
+
+    Args:
+        server: The `ToolwireServer` of the app (`app.state.toolwire`): its agent, tokens, origins.
+    """
+
+    group: str = "frontend"
+    """The client tool group a request's tools are registered as (expanded, replaced by each request)."""
+
+    def __init__(self, server: ToolwireServer) -> None:
+        self.server = server
+        self.live: dict[str, LiveRun[E]] = {}
+        """The runs that live on between requests (waiting for a front-end call), by thread."""
+        self._lock = anyio.Lock()
+        self._group: TaskGroup | None = None
+
+    # -- the protocol ---------------------------------------------------------------------------
+
+    @abstractmethod
+    async def read(self, request: Request, body: bytes) -> G:
+        """The request's body, parsed (raise `Refused` 400 when it is not the protocol's)."""
+
+    @abstractmethod
+    def thread_of(self, given: G) -> tuple[str, str]:
+        """The thread id and run id a request names."""
+
+    @abstractmethod
+    def reconciled(
+        self, given: G, stored: Sequence[Message], waiting: set[str], decided: dict[str, ToolResultMessage]
+    ) -> Reconciled:
+        """What the request adds: its prompt or answers (raise `HistoryConflict` when it does not fit)."""
+
+    @abstractmethod
+    def tools(self, given: G) -> list[dict[str, Any]]:
+        """The front end's tools, as client tool definitions."""
+
+    @abstractmethod
+    def mapper(self) -> Mapper[E]:
+        """A new mapper of run events to protocol events (one per request)."""
+
+    @abstractmethod
+    def opening(self, plan: Plan, live: LiveRun[E]) -> list[E]:
+        """The events a response starts with."""
+
+    @abstractmethod
+    def closing(self, plan: Plan, live: LiveRun[E]) -> list[E]:
+        """The events a response ends with: the run's end, its failure, or the calls left waiting."""
+
+    @abstractmethod
+    def respond(self, request: Request, events: MemoryObjectReceiveStream[E], headers: dict[str, str]) -> Response:
+        """The streaming response that encodes `events`."""
+
+    # -- serving ------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def run(self) -> AsyncGenerator[None]:
+        """The endpoint's lifespan: its runs live in a task group; leaving parks them (as a stop does)."""
+        async with anyio.create_task_group() as group:
+            self._group = group
+            try:
+                yield
+            finally:
+                self._group = None
+                group.cancel_scope.cancel()  # parked: the ledger keeps their calls for the next start
+
+    async def handle(self, request: Request) -> Response:
+        """Serve one request: a refusal (JSON), or the run's events (a stream)."""
+        origin = request.headers.get("origin")
+        cors = {"Access-Control-Allow-Origin": origin, "Vary": "Origin"} if origin is not None else {}
+        if origin is not None and not self.server.origin_allowed(origin.rstrip("/"), request):
+            return error(403, "origin_refused", f"origin {origin:.200} may not call this endpoint", {})
+        if request.method == "OPTIONS":
+            allow = {
+                "Access-Control-Allow-Methods": "POST",
+                "Access-Control-Allow-Headers": "Authorization, Content-Type",
+            }
+            return Response(status_code=204, headers={**cors, **allow, "Access-Control-Max-Age": "600"})
+        send, receive = anyio.create_memory_object_stream[E](float("inf"))
+        try:
+            plan, live, mapper = await self._accept(request, send)
+        except Refused as refused:
+            send.close()
+            receive.close()
+            headers = {**cors, "WWW-Authenticate": "Bearer"} if refused.status == 401 else cors
+            return error(refused.status, refused.code, refused.message, headers)
+        assert self._group is not None
+        self._group.start_soon(self._follow, plan, live, send, mapper)
+        return self.respond(request, receive, {**cors, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    async def _accept(self, request: Request, send: MemoryObjectSendStream[E]) -> tuple[Plan, LiveRun[E], Mapper[E]]:
+        """Authenticate, read and check the request; the run that answers it (found or started), streaming to `send`."""
+        if self._group is None:
+            raise Refused(503, "not_serving", "the endpoint is not serving (its lifespan did not start)")
+        principal = self.server.auth.authenticate(TokenAuth.token_from(request.headers, {}))
+        if principal is None:
+            raise Refused(401, "unauthorized", "send a valid token: Authorization: Bearer <token>")
+        body = await request.body()
+        if len(body) > MAX_BODY_BYTES:
+            raise Refused(413, "too_large", f"the request is larger than {MAX_BODY_BYTES} bytes")
+        given = await self.read(request, body)
+        thread_id, _ = self.thread_of(given)
+        if not thread_id or len(thread_id) > MAX_THREAD_ID or not thread_id.isprintable():
+            raise Refused(400, "invalid_thread", f"the thread id must be 1 to {MAX_THREAD_ID} printable characters")
+        agent = self.server.agent
+        async with self._lock:
+            await self._own(thread_id, principal)
+            live = self.live.get(thread_id)
+            if live is not None and (live.listened or not live.quiet):
+                raise Refused(409, "run_in_progress", f"a run of thread {thread_id!r} is in progress: wait for its end")
+            plan = await self._plan(given)
+            mapper = self.mapper()
+            if live is None:
+                answers = {answer.call_id: answer for answer in plan.answers}
+                live = self.live[thread_id] = LiveRun(thread_id, agent.clients, agent.store, answers, mapper)
+                assert self._group is not None
+                self._group.start_soon(self._drive, live, self._runner(plan, live))
+            for event in self.opening(plan, live):
+                send.send_nowait(event)
+            live.listen(send, mapper)  # under the lock: a second request finds the run listened to
+            return plan, live, mapper
+
+    async def _own(self, thread_id: str, principal: str) -> None:
+        """The thread is the principal's: created for it when new; refused when another's."""
+        store = self.server.agent.store
+        if await store.thread_exists(thread_id):
+            if await store.thread_principal(thread_id) != principal:
+                raise Refused(403, "thread_forbidden", f"thread {thread_id!r} belongs to someone else")
+            return
+        cap = self.server.max_conversations
+        if cap is not None and await store.count_threads(principal) >= cap:
+            raise Refused(429, "too_many_threads", f"you have {cap} threads, the most this server allows")
+        await store.create_thread(thread_id, principal=principal)
+
+    async def _plan(self, given: G) -> Plan:
+        """What the request adds: checked against the stored transcript and the calls that wait."""
+        store = self.server.agent.store
+        thread_id, run_id = self.thread_of(given)
+        stored = await store.load_messages(thread_id)
+        open_calls = [entry for entry in await store.open_calls(thread_id) if entry.execution == "client"]
+        try:
+            new = self.reconciled(
+                given, stored, {entry.call.id for entry in open_calls}, await decided(store, thread_id, stored)
+            )
+        except HistoryConflict as exc:
+            raise Refused(exc.status, exc.code, str(exc)) from None
+        if new.answers and new.prompt is not None:
+            raise Refused(
+                400,
+                "answers_with_prompt",
+                "this request answers front-end tool calls and sends a new user message: send the results "
+                "first (the run goes on with them), then the new message",
+            )
+        now = time.time()
+        answered = {answer.call_id for answer in new.answers}
+        unanswered = [
+            entry.call.id
+            for entry in open_calls
+            if entry.call.id not in answered and (entry.deadline is None or entry.deadline > now)
+        ]
+        if unanswered and new.prompt is not None:
+            raise Refused(
+                409,
+                "tool_calls_waiting",
+                f"front-end tool call(s) {', '.join(unanswered)} wait for their results: send them first",
+            )
+        return Plan(thread_id, run_id, new.prompt, new.answers, self.tools(given))
+
+    def _runner(self, plan: Plan, live: LiveRun[E]) -> Callable[[], Awaitable[RunResult | None]]:
+        """The agent call that starts `live`: the new prompt, or a resume of the thread's unfinished run."""
+        agent = self.server.agent
+        if plan.prompt is None:
+            return lambda: agent.resume(plan.thread_id, client=live.channel, on_event=live.on_event)
+        groups = [{"name": self.group, "tools": plan.tools, "startCollapsed": False}] if plan.tools else []
+        prompt = plan.prompt
+        return lambda: agent.run(
+            prompt,
+            thread=plan.thread_id,
+            client_tool_groups=groups,
+            reset_client_state=True,
+            client=live.channel,
+            on_event=live.on_event,
+        )
+
+    async def _drive(self, live: LiveRun[E], run: Callable[[], Awaitable[RunResult | None]]) -> None:
+        try:
+            await live.drive(run)
+        finally:
+            if self.live.get(live.thread_id) is live:
+                del self.live[live.thread_id]
+
+    async def _follow(self, plan: Plan, live: LiveRun[E], send: MemoryObjectSendStream[E], mapper: Mapper[E]) -> None:
+        """Stream the run for one request: hand over its answers, wait until the run is quiet or done."""
+        with send:
+            try:
+                for answer in plan.answers:
+                    live.answer(answer)  # a call whose deadline just passed: its Timeout is streamed
+                await live.wait_quiet_or_done()
+            finally:
+                live.release()
+            for event in [*mapper.close(), *self.closing(plan, live)]:
+                send.send_nowait(event)
+
+
+def mount(app: Starlette, make: Callable[[ToolwireServer], FrontEndEndpoint[Any, Any]], path: str, name: str) -> Any:
+    """Mount the endpoint `make` builds for the app's toolwire server at `path` (`POST`); its lifespan joins the app's.
+
+    Raises:
+        UsageError: `app` is not a toolwire server's app.
+    """
+    server: object = getattr(app.state, "toolwire", None)
+    if not isinstance(server, ToolwireServer):
+        raise UsageError(f"{name} needs the app that toolwire.server.create_app returned")
+    endpoint = make(server)
+    app.router.routes.append(Route(path, endpoint=endpoint.handle, methods=["POST", "OPTIONS"]))
+    join_lifespan(app, endpoint.run)
+    return endpoint
+
+
+async def decided(store: ThreadStore, thread_id: str, stored: Sequence[Message]) -> dict[str, ToolResultMessage]:
+    """The results of the last batch's calls that are in the ledger but not in the transcript yet."""
+    last = next((message for message in reversed(stored) if isinstance(message, AssistantMessage)), None)
+    if last is None or not last.tool_calls:
+        return {}
+    have = {message.call_id for message in stored if isinstance(message, ToolResultMessage)}
+    found: dict[str, ToolResultMessage] = {}
+    for call in last.tool_calls:
+        if call.id in have:
+            continue
+        entry = await store.get_call(thread_id, call.id)
+        if entry is not None and entry.result is not None:
+            found[call.id] = ToolResultMessage(call.name, entry.result)
+    return found
+
+
+def error(status: int, code: str, message: str, headers: dict[str, str]) -> JSONResponse:
+    """A refusal: `{"error", "code"}`."""
+    return JSONResponse(
+        {"error": message, "code": code}, status_code=status, headers={**headers, "Cache-Control": "no-store"}
+    )

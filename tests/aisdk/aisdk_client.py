@@ -1,0 +1,90 @@
+"""The real AI SDK client pieces (`ai`'s DefaultChatTransport and readUIMessageStream, run by node)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from serving import ALICE, run_node
+
+HERE = Path(__file__).resolve().parent
+CLIENT = HERE / "node_modules" / "ai"
+PICK_COLOR = {
+    "name": "pick_color",
+    "description": "Ask the user to pick a color",
+    "inputSchema": {"type": "object", "properties": {"options": {"type": "array", "items": {"type": "string"}}}},
+}
+
+
+@dataclass
+class Reply:
+    """What the client saw of one request: the parts and the messages it built, or the error it raised."""
+
+    output: dict[str, Any]
+
+    @property
+    def types(self) -> list[str]:
+        return [chunk["type"] for chunk in self.output["chunks"]]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.output["messages"]
+
+    @property
+    def parts(self) -> list[dict[str, Any]]:
+        """The parts of the last (assistant) message."""
+        return self.messages[-1]["parts"]
+
+    @property
+    def status(self) -> int | None:
+        return self.output.get("status")
+
+    @property
+    def code(self) -> str | None:
+        payload = self.output.get("payload")
+        return payload.get("code") if isinstance(payload, dict) else None
+
+    def tool_part(self, name: str) -> dict[str, Any]:
+        """The last message's part of tool `name` (type `tool-<name>`)."""
+        [part] = [part for part in self.parts if part["type"] == f"tool-{name}"]
+        return part
+
+
+@dataclass
+class Client:
+    """Runs `tests/aisdk/run_chat.mjs` (one useChat request) against the server."""
+
+    url: str
+
+    def send(
+        self,
+        chat_id: str,
+        messages: list[dict[str, Any]],
+        *,
+        token: str | None = ALICE,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> Reply:
+        given: dict[str, Any] = {"url": self.url, "chatId": chat_id, "messages": messages, "tools": tools or []}
+        if token is not None:
+            given["token"] = token
+        return Reply(run_node(HERE / "run_chat.mjs", given))
+
+
+def user(text: str, message_id: str = "u1") -> dict[str, Any]:
+    """A user `UIMessage`."""
+    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+def with_tool_output(
+    messages: list[dict[str, Any]], call_id: str, output: Any = None, *, error_text: str | None = None
+) -> list[dict[str, Any]]:
+    """The messages after `addToolOutput`: the tool part's state and output (or errorText), as useChat sets them."""
+    *before, last = json.loads(json.dumps(messages))
+    for part in last["parts"]:
+        if part.get("toolCallId") == call_id and error_text is None:
+            part.update(state="output-available", output=output)
+        elif part.get("toolCallId") == call_id:
+            part.update(state="output-error", errorText=error_text)
+    return [*before, last]

@@ -1,0 +1,22 @@
+"""A live `toolwire serve --ai-sdk` (the test app, two principals) and the AI SDK client pointed at it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from aisdk_client import CLIENT, HERE, Client
+
+from serving import Server, serve_front_end
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp_path = tmp_path_factory.mktemp("aisdk")
+    with serve_front_end(tmp_path, HERE / "aisdk_app.py", "make_agent", "--ai-sdk", CLIENT) as running:
+        yield running
+
+
+@pytest.fixture
+def client(server: Server) -> Client:
+    return Client(server.url.replace("ws://", "http://").removesuffix("/ws") + "/ai-sdk/chat")

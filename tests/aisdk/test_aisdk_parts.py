@@ -1,0 +1,116 @@
+"""toolwire's run events as AI SDK UI message stream parts (`toolwire.interop.aisdk.parts`): pure, one fact each."""
+
+from __future__ import annotations
+
+import json
+
+from toolwire import ToolCall, ToolMode, ToolResult
+from toolwire.events import ModelRequestStarted, RunFinished, RunResult
+from toolwire.interop.aisdk.parts import PartMapper, encode, error, finish, output, start
+from toolwire.messages import Usage
+from toolwire.models import TextDelta
+from toolwire.pipeline import ToolCallFinished, ToolCallStarted
+
+CALL = ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})
+
+
+def started(mode: ToolMode | None = ToolMode.READ) -> ToolCallStarted:
+    return ToolCallStarted(CALL, mode, None, 0, 0)
+
+
+def test_first_text_delta_opens_a_text_part() -> None:
+    [opened, delta] = PartMapper().events(TextDelta("Hel"))
+    assert (opened["type"], delta["type"], delta["delta"], delta["id"]) == (
+        "text-start",
+        "text-delta",
+        "Hel",
+        opened["id"],
+    )
+
+
+def test_later_deltas_only_add_text() -> None:
+    mapper = PartMapper()
+    mapper.events(TextDelta("Hel"))
+    assert [part["type"] for part in mapper.events(TextDelta("lo"))] == ["text-delta"]
+
+
+def test_empty_delta_maps_to_nothing() -> None:
+    assert PartMapper().events(TextDelta("")) == []
+
+
+def test_new_model_turn_ends_the_open_text_part() -> None:
+    mapper = PartMapper()
+    mapper.events(TextDelta("Hel"))
+    assert [part["type"] for part in mapper.events(ModelRequestStarted(1))] == ["text-end"]
+
+
+def test_tool_call_ends_the_open_text_part_first() -> None:
+    mapper = PartMapper()
+    mapper.events(TextDelta("Let me look"))
+    types = [part["type"] for part in mapper.events(started())]
+    assert types == ["text-end", "tool-input-start", "tool-input-delta", "tool-input-available"]
+
+
+def test_tool_input_delta_is_the_arguments_as_json() -> None:
+    [_, delta, _] = PartMapper().events(started())
+    assert json.loads(delta["inputTextDelta"]) == {"city": "Paris"}
+
+
+def test_tool_input_available_carries_the_arguments() -> None:
+    [_, _, available] = PartMapper().events(started())
+    assert (available["toolCallId"], available["toolName"], available["input"]) == ("c1", "get_weather", CALL.arguments)
+
+
+def test_tool_call_carries_its_mode_and_execution() -> None:
+    [_, _, available] = PartMapper().events(started(ToolMode.DESTRUCTIVE))
+    assert available["toolMetadata"] == {"toolwire": {"execution": "server", "mode": "destructive"}}
+
+
+def test_success_is_output_available_with_the_value() -> None:
+    finished = ToolCallFinished(CALL, ToolResult.ok("c1", {"temp": 21}), 1.0, 0, 0)
+    assert PartMapper().events(finished) == [
+        {"type": "tool-output-available", "toolCallId": "c1", "output": {"temp": 21}}
+    ]
+
+
+def test_denied_is_output_denied() -> None:
+    assert output("c1", ToolResult.denied("c1", "get_weather", "not allowed")) == {
+        "type": "tool-output-denied",
+        "toolCallId": "c1",
+    }
+
+
+def test_error_is_output_error_with_its_message() -> None:
+    part = output("c1", ToolResult.failed("c1", "no such city"))
+    assert (part["type"], part["errorText"]) == ("tool-output-error", "no such city")
+
+
+def test_timeout_is_output_error() -> None:
+    assert output("c1", ToolResult.timeout("c1", 5000, False))["type"] == "tool-output-error"
+
+
+def test_run_finished_closes_the_open_text_part() -> None:
+    mapper = PartMapper()
+    mapper.events(TextDelta("Hello"))
+    result = RunResult(output="Hello", reason="answer", thread_id="t", transcript=[], new_messages=[], usage=Usage())
+    assert [part["type"] for part in mapper.events(RunFinished(result))] == ["text-end"]
+
+
+def test_start_of_a_continuation_names_no_message() -> None:
+    assert start() == {"type": "start"}
+
+
+def test_finish_while_front_end_calls_wait_says_tool_calls() -> None:
+    assert finish(waiting=True) == {"type": "finish", "finishReason": "tool-calls"}
+
+
+def test_finish_of_an_ended_run_says_stop() -> None:
+    assert finish(waiting=False)["finishReason"] == "stop"
+
+
+def test_error_part_carries_the_text() -> None:
+    assert error("the model failed") == {"type": "error", "errorText": "the model failed"}
+
+
+def test_part_is_encoded_as_one_sse_data_event() -> None:
+    assert encode({"type": "start"}) == 'data: {"type":"start"}\n\n'
