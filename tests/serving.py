@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import sqlite3
@@ -135,3 +136,15 @@ def run_node(script: Path, given: dict[str, Any]) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr
     parsed: dict[str, Any] = json.loads(done.stdout)
     return parsed
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Wait until `pid` has exited (any process: a pidfd becomes readable); return whether it has."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)

@@ -7,8 +7,6 @@ container and calls `echo` or `get-sum`).
 from __future__ import annotations
 
 import json
-import os
-import select
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from serving import Server, serve_app
+from serving import Server, serve_app, wait_gone
 from toolwire import ResultType
 from toolwire.client import ServerToolResult, connect
 
@@ -69,18 +67,6 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _wait_gone(pid: int, timeout: float) -> bool:
-    """Wait until `pid` has exited (a pidfd becomes readable); return whether it has."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        return bool(select.select([fd], [], [], timeout)[0])
-    finally:
-        os.close(fd)
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the server's process in /proc")
 def test_the_mcp_server_starts_with_toolwire_serve_is_announced_and_stops_with_it(
     tmp_path: Path, everything: dict[str, Any]
@@ -89,7 +75,7 @@ def test_the_mcp_server_starts_with_toolwire_serve_is_announced_and_stops_with_i
         [child] = _children(server.process.pid)  # started before the server listens
         status, _ = server.stop()
     said = "MCP server 'everything': 2 tools (collapsed)\n" in server.started
-    assert (said, status, _wait_gone(child, timeout=10)) == (True, 0, True)
+    assert (said, status, wait_gone(child, timeout=10)) == (True, 0, True)
 
 
 def _start(tmp_path: Path, content: dict[str, Any]) -> subprocess.CompletedProcess[str]:

@@ -8,33 +8,14 @@ with the result.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import anyio
 import pytest
 
 pytest.importorskip("mcp")
 
-from .peers import LEGACY, MODERN, connected, http_server, text
+from .peers import connected, text
 
 Report = tuple[float, float | None, str | None]
-
-
-@pytest.fixture(scope="module")
-def http_url() -> Iterator[str]:
-    with http_server() as url:
-        yield url
-
-
-@pytest.fixture(params=["stdio", "http"])
-def server(request: pytest.FixtureRequest) -> str | None:
-    """Where the client connects: None for a stdio subprocess of its own, else the HTTP server's URL."""
-    return None if request.param == "stdio" else request.getfixturevalue("http_url")
-
-
-@pytest.fixture(params=[LEGACY, MODERN])
-def mode(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 async def progress_of(server: str | None, mode: str, tool: str, count: int) -> list[Report]:

@@ -8,8 +8,6 @@ mode, as an `input_required` result that the client answers and retries in 2026-
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 pytest.importorskip("mcp")
@@ -18,24 +16,7 @@ import mcp.types as types
 from mcp.client.context import ClientRequestContext
 from mcp.client.session import ElicitationFnT
 
-from .peers import CODE, LEGACY, MODERN, OUTCOME, PAYLOAD, connected, http_server, runs, text
-
-
-@pytest.fixture(scope="module")
-def http_url() -> Iterator[str]:
-    with http_server() as url:
-        yield url
-
-
-@pytest.fixture(params=["stdio", "http"])
-def server(request: pytest.FixtureRequest) -> str | None:
-    """Where the client connects: None for a stdio subprocess of its own, else the HTTP server's URL."""
-    return None if request.param == "stdio" else request.getfixturevalue("http_url")
-
-
-@pytest.fixture(params=[LEGACY, MODERN])
-def mode(request: pytest.FixtureRequest) -> str:
-    return request.param
+from .peers import CODE, LEGACY, MODERN, OUTCOME, PAYLOAD, connected, runs, text
 
 
 def answering(approve: bool, asked: list[str]) -> ElicitationFnT:

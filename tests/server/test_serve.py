@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
-import select
 import signal
 import stat
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from serving import serve_app, serve_command
+from serving import serve_app, serve_command, wait_gone
 from toolwire import Agent
 from toolwire.client import Reconnect, connect
 from toolwire.errors import UsageError
@@ -205,18 +204,6 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except OSError:  # the process ended meanwhile
         return b""
-
-
-def wait_gone(pid: int, timeout: float) -> bool:
-    """Wait until `pid` has exited (any process: a pidfd becomes readable); return whether it has."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        return bool(select.select([fd], [], [], timeout)[0])
-    finally:
-        os.close(fd)
 
 
 @needs_model
