@@ -480,6 +480,34 @@ async def test_allowed_by_consent_handler_runs():
     assert result.data == "ran ls"
 
 
+async def test_approval_with_edited_arguments_runs_the_call_with_them():
+    async def edited(request: ConsentRequest) -> ConsentAnswer:
+        return ConsentAnswer(True, arguments={"command": "ls -l"})
+
+    result = await invoke(call_of("shell_run", command="rm -rf /"), toolbox, policy=PermissionPolicy(consent=edited))
+    assert result.data == "ran ls -l"
+
+
+async def test_approval_with_invalid_edited_arguments_is_an_invalid_parameters_error():
+    async def edited(request: ConsentRequest) -> ConsentAnswer:
+        return ConsentAnswer(True, arguments={"command": 7})
+
+    result = await invoke(call_of("shell_run", command="ls"), toolbox, policy=PermissionPolicy(consent=edited))
+    assert (result.type, result.error_code) == (ResultType.ERROR, "invalid_parameters")
+
+
+async def test_an_approval_with_edited_arguments_is_not_a_grant():
+    answers = iter([ConsentAnswer(True, scope="thread", arguments={"command": "ls"}), ConsentAnswer(False)])
+
+    async def ask(request: ConsentRequest) -> ConsentAnswer:
+        return next(answers)
+
+    pipeline = Pipeline(toolbox, policy=PermissionPolicy(consent=ask))
+    await pipeline.invoke(call_of("shell_run", "c1", command="pwd"), thread_id="t1")
+    second = await pipeline.invoke(call_of("shell_run", "c2", command="pwd"), thread_id="t1")
+    assert second.type is ResultType.DENIED
+
+
 async def test_repeated_identical_call_is_denied_without_asking_again():
     asked: list[ConsentRequest] = []
 

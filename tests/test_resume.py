@@ -14,9 +14,9 @@ from typing import Any
 import anyio
 import pytest
 
-from toolwire import Agent, Cancellation, ConsentAnswer, ConsentRequest, ResultType, ToolCall
+from toolwire import Agent, Cancellation, ConsentAnswer, ConsentRequest, ResultType, ToolCall, tool
 from toolwire.messages import ToolResultMessage
-from toolwire.store import RunRecord
+from toolwire.store import CallState, RunRecord
 from toolwire.store.sqlite import SqliteStore
 from toolwire.testing import Behaviour, FakeClient, FunctionModel, validate_transcript
 
@@ -126,6 +126,60 @@ async def test_a_call_whose_consent_was_being_asked_is_asked_again(tmp_path: Pat
     assert [request.call.id for request in client.consent_requests] == ["c_delete"]  # asked again, then run
     assert result is not None and result.output == "c_delete=SUCCESS"
     assert list(client.executions.values()) == [1]
+
+
+def shell(command: str) -> str:
+    """Run a command (pretend)."""
+    return f"ran {command}"
+
+
+async def test_a_function_tool_waiting_for_consent_is_in_the_ledger_as_awaiting_approval(tmp_path: Path) -> None:
+    batch = (ToolCall(id="c_shell", name="shell", arguments={"command": "ls"}),)
+    async with SqliteStore.in_directory(tmp_path) as store:
+        agent = agent_on(store, script(*batch), tools=[tool(mode="local")(shell)])
+        async with Hesitant(agent, handlers=HANDLERS) as hesitant:
+            hesitant.asking = anyio.Event()
+            await stopped_while(agent, hesitant, hesitant.asking.wait)
+        entry = await store.get_call("t1", "c_shell")
+    assert entry is not None and entry.state is CallState.AWAITING_APPROVAL
+
+
+async def test_a_function_tool_whose_consent_was_being_asked_is_asked_again_not_canceled(tmp_path: Path) -> None:
+    batch = (ToolCall(id="c_shell", name="shell", arguments={"command": "ls"}),)
+    local_shell = tool(mode="local")(shell)
+    async with SqliteStore.in_directory(tmp_path) as store:
+        agent = agent_on(store, script(*batch), tools=[local_shell])
+        async with Hesitant(agent, handlers=HANDLERS) as hesitant:
+            hesitant.asking = anyio.Event()
+            await stopped_while(agent, hesitant, hesitant.asking.wait)
+
+    async with SqliteStore.in_directory(tmp_path) as store:
+        agent = agent_on(store, script(*batch), tools=[local_shell])
+        async with FakeClient(agent, handlers=HANDLERS, consent=True) as client:
+            result = await agent.resume("t1", client=client)
+    assert [request.call.id for request in client.consent_requests] == ["c_shell"]
+    assert result is not None and result.output == "c_shell=SUCCESS"
+    validate_transcript(result.transcript)
+
+
+async def test_a_function_tool_allowed_before_the_stop_is_canceled_not_run_again(tmp_path: Path) -> None:
+    started = anyio.Event()
+
+    async def slow_shell(command: str) -> str:
+        """Run a command slowly (pretend)."""
+        started.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    batch = (ToolCall(id="c_shell", name="slow_shell", arguments={"command": "ls"}),)
+    async with SqliteStore.in_directory(tmp_path) as store:
+        agent = agent_on(store, script(*batch), tools=[tool(mode="local")(slow_shell)])
+        async with FakeClient(agent, handlers=HANDLERS, consent=True) as client:
+            await stopped_while(agent, client, started.wait)  # approved, running, then the process dies
+        entry = await store.get_call("t1", "c_shell")
+        assert entry is not None and entry.state is CallState.DISPATCHED
+        result = await agent.resume("t1")
+    assert result is not None and result.output == "c_shell=CANCELED"
 
 
 async def test_each_resume_counts_and_the_run_is_closed_after_the_limit(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from .policy import ConsentRequest, Decision, Permission
 from .tools import Cancellation, Tool
 
 __all__ = [
+    "AskHook",
     "CallEvent",
     "ConsentRequested",
     "Filter",
@@ -41,6 +42,7 @@ class InvocationContext:
 
     __slots__ = (
         "_announced",
+        "_asking",
         "_checked",
         "_started_at",
         "arguments",
@@ -71,6 +73,7 @@ class InvocationContext:
         tool_count: int = 1,
         properties: dict[str, Any] | None = None,
         observer: Observer | None = None,
+        asking: AskHook | None = None,
     ) -> None:
         self.tool_call = tool_call
         """The call the model requested."""
@@ -103,6 +106,8 @@ class InvocationContext:
         self.observer = observer
         """Told when the call starts, asks for consent and finishes."""
         self._announced = False
+        self._asking = asking
+        """Told (`False`) before a person is asked about the call, and (`True`) when they allowed it (the ledger)."""
         self._started_at = 0.0
         self._checked: ToolResult | None = None
         """The result the tool's run gave, already bound and checked by the pipeline."""
@@ -178,6 +183,8 @@ class ToolCallFinished:
 
 CallEvent = ToolCallStarted | ConsentRequested | ToolProgress | ToolCallFinished
 Observer = Callable[[CallEvent], None]
+AskHook = Callable[[ToolCall, bool], Awaitable[None]]
+"""Told when a call waits for a person's consent (`False`) and when it was allowed and runs (`True`)."""
 """Told about every call as it starts, asks for consent, reports progress and finishes (e.g. to stream them)."""
 
 Next = Callable[[InvocationContext], Awaitable[None]]

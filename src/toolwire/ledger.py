@@ -11,6 +11,7 @@ a call a toolset takes (`resume`)    ──► run again through the pipeline (t
                                            never sent (PENDING)  the policy is asked again (a new prompt)
                                            sent (DISPATCHED)     not asked again; same request id, stored deadline
                                            answered (ANSWERED)   the saved answer, nothing sent
+waiting for consent (AWAITING_APPROVAL) ──► run again through the pipeline: it never started, the person is asked again
 anything else (a function tool)      ──► Canceled by `system` (a function tool is never run twice)
 ```
 
@@ -56,11 +57,17 @@ class Unfinished:
     """Those recorded without a result: a toolset may take them to run again (`resume`)."""
 
     def again(self, taken: Collection[str]) -> tuple[LedgerEntry, ...]:
-        """The open calls to run again: those a toolset took; the others end Canceled by `system`."""
+        """The open calls to run again: those a toolset took, and those that waited for consent.
+
+        The others end Canceled by `system`: they may have run.
+        """
+        again = tuple(
+            entry for entry in self.open if entry.call.id in taken or entry.state is CallState.AWAITING_APPROVAL
+        )
         for entry in self.open:
-            if entry.call.id not in taken:
+            if entry not in again:
                 self.settled[entry.call.id] = ToolResult.canceled(entry.call.id, INTERRUPTED, "system")
-        return tuple(entry for entry in self.open if entry.call.id in taken)
+        return again
 
 
 async def unfinished_batch(

@@ -43,6 +43,7 @@ from .envelopes import ToolCall, ToolResult
 from .errors import CallCanceled, InvalidArguments, ToolError
 from .guard import INTERRUPTED
 from .invocation import (
+    AskHook,
     CallEvent,
     ConsentRequested,
     Filter,
@@ -257,7 +258,7 @@ class Pipeline:
             ctx.permission = permission
         elif call.id in self._approved:  # allowed (and sent) before the process stopped: not asked again
             ctx.permission = _APPROVED
-        elif not await self._permit(ctx, tool, call):
+        elif not await self._permit(ctx, tool, call, ask=permission.decision is Decision.ASK):
             return
         ctx.announce()
         try:
@@ -276,8 +277,15 @@ class Pipeline:
             # A filter set it: a cached result of another call, or one built for none (seed 003).
             ctx.result = self._answer(call, tool, result)
 
-    async def _permit(self, ctx: InvocationContext, tool: Tool[..., Any], call: ToolCall) -> bool:
-        """Ask the policy (the decision was not Allow); on a denial or a cancel, set the result too."""
+    async def _permit(self, ctx: InvocationContext, tool: Tool[..., Any], call: ToolCall, *, ask: bool) -> bool:
+        """Ask the policy (the decision was not Allow); on a denial or a cancel, set the result too.
+
+        For an Ask, the context's `asking` hook hears of the wait and of the approval (the ledger's
+        AWAITING_APPROVAL, then DISPATCHED: a restart asks again only a call that never started).
+        """
+        hook = ctx._asking if ask else None  # pyright: ignore[reportPrivateUsage]
+        if hook is not None:
+            await hook(call, False)
         try:
             # Waiting for a person: the caller's cancellation must be able to end the wait.
             ctx.permission = await self.policy.check(
@@ -300,6 +308,17 @@ class Pipeline:
         if not ctx.permission.allowed:
             ctx.result = ToolResult.denied(call.id, tool.name, ctx.permission.reason)
             return False
+        if (edited := ctx.permission.arguments) is not None:  # approved with the person's arguments
+            call = replace(call, arguments=dict(edited))
+            try:
+                ctx.arguments = self._validate(tool, call)
+            except InvalidArguments as exc:
+                message = f"The arguments the user approved '{tool.name}' with are invalid: {exc}"
+                ctx.result = ToolResult.failed(call.id, message, code="invalid_parameters")
+                return False
+            ctx.tool_call = call
+        if hook is not None:
+            await hook(call, True)
         return True
 
     async def invoke_batch(
@@ -312,6 +331,7 @@ class Pipeline:
         observer: Observer | None = None,
         record: Record | None = None,
         approved: Collection[str] = (),
+        asking: AskHook | None = None,
     ) -> Batch:
         """Run the calls of one model reply and return their results in the given order.
 
@@ -329,6 +349,8 @@ class Pipeline:
                 stands (e.g. the one a ledger already held). The loop writes it to the ledger.
             approved: Ids of calls the policy allowed before (a restart resuming them): they
                 are not asked again.
+            asking: Told when a call waits for a person's consent and when they allowed it
+                (the loop moves its ledger entry: AWAITING_APPROVAL, then DISPATCHED).
         """
         cancellation = Cancellation() if cancellation is None else cancellation
         pipeline = self
@@ -338,7 +360,12 @@ class Pipeline:
         count = len(calls)
         if count == 1:  # the common reply: no task, no segments
             ctx = InvocationContext(
-                calls[0], thread_id=thread_id, cancellation=cancellation, request_index=request_index, observer=observer
+                calls[0],
+                thread_id=thread_id,
+                cancellation=cancellation,
+                request_index=request_index,
+                observer=observer,
+                asking=asking,
             )
             # One frame less without events or a record.
             await (pipeline._run(ctx) if observer is None and record is None else pipeline._settle(ctx, record))
@@ -352,6 +379,7 @@ class Pipeline:
                 tool_index=index,
                 tool_count=count,
                 observer=observer,
+                asking=asking,
             )
             for index, call in enumerate(calls)
         ]

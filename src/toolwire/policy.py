@@ -22,7 +22,7 @@ import inspect
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
@@ -76,6 +76,8 @@ class Permission:
     """For an Ask: an approval counts for the rest of the thread (the strict preset's "once per thread")."""
     allow_always: bool = True
     """For an Ask: the person may grant "always for this thread"."""
+    arguments: Mapping[str, Any] | None = None
+    """For an approval with edited arguments: what the call runs with instead of the model's."""
 
     @property
     def allowed(self) -> bool:
@@ -135,6 +137,11 @@ class ConsentAnswer:
     """Why the person refused; shown to the model."""
     scope: Scope = "once"
     """`once` for this call only, `thread` for every call of this tool in the thread."""
+    arguments: Mapping[str, Any] | None = None
+    """An approval with the person's own arguments in place of the model's (an AG-UI `editedArgs`).
+
+    They are validated against the tool's parameters like the model's, and the call runs with them:
+    the approval is bound to this call with these arguments, once (`scope` is ignored)."""
 
 
 T = TypeVar("T")
@@ -387,6 +394,9 @@ class PermissionPolicy:
             reason = answer.reason or "the user refused"
             await store.remember_denial(thread_id, name, digest, reason)
             permission = Permission(Decision.DENY, reason, "consent")
+        elif answer.arguments is not None:
+            reason = "the user approved once, with edited arguments"
+            permission = Permission(Decision.ALLOW, reason, "consent", arguments=dict(answer.arguments))
         else:
             if (answer.scope == "thread" and ask.allow_always) or ask.remember:
                 await store.grant(thread_id, name, explicit=answer.scope == "thread")
@@ -516,6 +526,8 @@ def _record(event: str, call: ToolCall, tool: ToolInfo, thread_id: str | None, p
         "source": permission.source,
         "reason": permission.reason,
     }
+    if permission.arguments is not None:
+        fields["arguments_edited"] = True
     _audit.info("%s %s: %s", event, tool.name, permission.reason, extra={"toolwire": fields})
 
 

@@ -31,11 +31,12 @@ from .errors import ProviderError
 from .events import EndReason, ModelRequestStarted, RunEvent, RunFinished, RunResult
 from .guard import INTERRUPTED
 from .history import HistoryStrategy
+from .invocation import AskHook
 from .ledger import Unfinished, close_run, record_result, run_is_open, unfinished_batch
 from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
 from .models import Model, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolChoice
 from .pipeline import Pipeline, Record
-from .store import CallState, RunRecord, Store
+from .store import CallState, LedgerEntry, RunRecord, Store
 from .tools import Cancellation
 from .toolsets.binding import Toolsets
 from .toolsets.surface import ToolSurface, ledger_entry
@@ -201,11 +202,30 @@ class RunLoop:
                 observer=emit,
                 record=self._recorder(thread_id, calls),
                 approved=frozenset(entry.call.id for entry in again if entry.state in sent),
+                asking=self._asking(thread_id, again),
             )
             results = batch.results if answered is None else surface.merge(answered, batch.results)
             ran = dict(zip((call.id for call in calls), results, strict=True))
         results = [unfinished.settled.get(call.id) or ran[call.id] for call in unfinished.calls]
         await self._complete(thread_id, unfinished.calls, results, history, surface)
+
+    def _asking(self, thread_id: str, entries: Sequence[LedgerEntry]) -> AskHook:
+        """Moves the ledger entry of a call a person is asked about: AWAITING_APPROVAL, then DISPATCHED.
+
+        A call still AWAITING_APPROVAL when the process stops never started: the next run asks
+        again (`ledger.Unfinished.again`). A client call becomes DISPATCHED when it is sent (its
+        toolset or the server's outbox marks it), not when it is allowed.
+        """
+        store = self.store
+        sent_by_toolset = {entry.call.id for entry in entries if entry.execution == "client"}
+
+        async def asking(call: ToolCall, allowed: bool) -> None:
+            if not allowed:
+                await store.set_call_state(thread_id, call.id, CallState.AWAITING_APPROVAL)
+            elif call.id not in sent_by_toolset:
+                await store.set_call_state(thread_id, call.id, CallState.DISPATCHED)
+
+        return asking
 
     def _recorder(
         self, thread_id: str, calls: tuple[ToolCall, ...], done: list[ToolResultMessage] | None = None
@@ -324,6 +344,7 @@ class RunLoop:
             request_index=request_index,
             observer=emit,
             record=self._recorder(thread_id, calls, done),  # a decided outcome is written at once
+            asking=self._asking(thread_id, entries),
         )
         ran = batch.results if answered is None else surface.merge(answered, batch.results)
         results = _Results(ran, terminate=batch.terminate)

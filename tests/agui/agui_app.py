@@ -2,7 +2,8 @@
 
 What the model does depends on the last message: "weather" calls the server's `get_weather`;
 "pick" calls the front end's `pick_color`; "both" calls `get_weather` and `pick_color` in one
-batch; any other prompt is answered "Hello!". After a tool result it answers with what it got.
+batch; "run" calls `run_command` (a `local` tool: the default policy asks for consent); any other
+prompt is answered "Hello!". After a tool result it answers with what it got.
 """
 
 from __future__ import annotations
@@ -23,12 +24,20 @@ def get_weather(city: str) -> str:
     return f"sunny in {city}"
 
 
+@tool(mode="local")
+def run_command(command: str) -> str:
+    """Run a shell command (pretend)."""
+    return f"ran {command}"
+
+
 def script(request: ModelRequest) -> Turn:
     last = request.messages[-1]
     if isinstance(last, UserMessage):
         match last.content:
             case "weather":
                 return [ToolCall(id="", name="get_weather", arguments={"city": "Paris"})]
+            case "run":
+                return [ToolCall(id="", name="run_command", arguments={"command": "ls"})]
             case "pick":
                 return [ToolCall(id="", name="pick_color", arguments={"options": ["red", "blue"]})]
             case "both":
@@ -46,7 +55,7 @@ def script(request: ModelRequest) -> Turn:
 def make_agent(store: Store) -> Agent:
     return Agent(
         FunctionModel(script),
-        tools=[get_weather],
+        tools=[get_weather, run_command],
         store=store,
         client_tools=ClientToolsConfig(invoke_timeout=60),
     )
@@ -56,7 +65,7 @@ def make_impatient_agent(store: Store) -> Agent:
     """The same agent, whose front-end calls time out after a second."""
     return Agent(
         FunctionModel(script),
-        tools=[get_weather],
+        tools=[get_weather, run_command],
         store=store,
         client_tools=ClientToolsConfig(invoke_timeout=1),
     )

@@ -36,6 +36,10 @@ class Run:
         return self.output["finished"]["pending"]
 
     @property
+    def interrupts(self) -> list[dict[str, Any]]:
+        return self.output["finished"]["interrupts"]
+
+    @property
     def error(self) -> str | None:
         return self.output.get("error")
 
@@ -60,8 +64,11 @@ class Client:
         *,
         token: str | None = ALICE,
         tools: list[dict[str, Any]] | None = None,
+        resume: list[dict[str, Any]] | None = None,
     ) -> Run:
-        given = {"url": self.url, "threadId": thread_id, "messages": messages, "tools": tools or []}
+        given: dict[str, Any] = {"url": self.url, "threadId": thread_id, "messages": messages, "tools": tools or []}
+        if resume is not None:
+            given["resume"] = resume
         if token is not None:
             given["token"] = token
         return Run(run_node(HERE / "run_agent.mjs", given))
@@ -73,3 +80,11 @@ def user(text: str, message_id: str = "u1") -> dict[str, Any]:
 
 def tool_message(call_id: str, content: str, message_id: str = "t1") -> dict[str, Any]:
     return {"id": message_id, "role": "tool", "toolCallId": call_id, "content": content}
+
+
+def approval(call_id: str, payload: dict[str, Any] | None = None, *, status: str = "resolved") -> dict[str, Any]:
+    """A resume entry answering the consent question about `call_id`."""
+    entry: dict[str, Any] = {"interruptId": "approval-" + call_id, "status": status}
+    if payload is not None:
+        entry["payload"] = payload
+    return entry

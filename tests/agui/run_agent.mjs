@@ -1,5 +1,5 @@
 // One AG-UI run with the real client: @ag-ui/client's HttpAgent (which rejects out-of-order events).
-// Input (stdin, JSON): {url, token, threadId, messages, tools, runId}. Output (stdout, JSON):
+// Input (stdin, JSON): {url, token, threadId, messages, tools, runId, resume}. Output (stdout, JSON):
 // {events, messages, newMessages, result, pending, interrupts} or {error, status, payload}.
 import { HttpAgent } from "@ag-ui/client";
 
@@ -25,7 +25,7 @@ const subscriber = {
 };
 try {
   const { result, newMessages } = await agent.runAgent(
-    { tools: input.tools ?? [], runId: input.runId },
+    { tools: input.tools ?? [], runId: input.runId, ...(input.resume ? { resume: input.resume } : {}) },
     subscriber,
   );
   process.stdout.write(

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ag_ui.core import BaseEvent
 
 from toolwire import ToolCall, ToolMode, ToolResult
 from toolwire.events import ModelRequestStarted, RunFinished, RunResult
-from toolwire.interop.agui.event_map import EventMapper, render_result, run_finished, run_started
+from toolwire.interop.agui.event_map import EventMapper, render_result, run_finished, run_started, state_snapshot
+from toolwire.interop.agui.interrupts import interrupt
+from toolwire.interop.frontends.live_runs import Asking
 from toolwire.messages import Usage
 from toolwire.models import TextDelta
-from toolwire.pipeline import ToolCallFinished, ToolCallStarted
+from toolwire.pipeline import ConsentRequested, ToolCallFinished, ToolCallStarted
+from toolwire.policy import ConsentRequest
 
 CALL = ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})
 
@@ -109,3 +113,66 @@ def test_run_finished_names_the_pending_front_end_calls() -> None:
 def test_run_finished_without_pending_calls_has_no_outcome() -> None:
     [finished] = wire([run_finished("t", "r", None)])
     assert "outcome" not in finished
+
+
+def asked(call: ToolCall = CALL, *, running: bool = False) -> ConsentRequested:
+    request = ConsentRequest(call, call.name, ToolMode.LOCAL, "local tools ask for consent", "t1", "", True)
+    return ConsentRequested(replace(request, running=running))
+
+
+def test_a_consent_question_announces_its_call() -> None:
+    events = wire(EventMapper().events(asked()))
+    assert [event["type"] for event in events] == ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"]
+
+
+def test_a_question_about_a_front_end_tool_says_it_runs_on_the_client() -> None:
+    [start, *_] = wire(EventMapper({"get_weather"}).events(asked()))
+    assert start["metadata"]["toolwire"] == {"execution": "client", "mode": "local"}
+
+
+def test_a_question_while_a_call_runs_maps_to_nothing() -> None:
+    assert EventMapper().events(asked(running=True)) == []
+
+
+def test_an_interrupt_names_the_call_it_asks_about() -> None:
+    [question] = wire([interrupt(Asking(asked().request, asked_at=0.0), 300)])
+    assert (question["id"], question["toolCallId"], question["reason"]) == ("approval-c1", "c1", "tool_call")
+
+
+def test_an_interrupt_expires_after_the_consent_timeout() -> None:
+    [question] = wire([interrupt(Asking(asked().request, asked_at=0.0), 300)])
+    assert question["expiresAt"] == "1970-01-01T00:05:00Z"
+
+
+def test_an_interrupt_offers_no_scope_when_always_is_not_honoured() -> None:
+    request = replace(asked().request, allow_always=False)
+    [question] = wire([interrupt(Asking(request, asked_at=0.0), 300)])
+    assert "scope" not in question["responseSchema"]["properties"]
+
+
+def test_the_state_snapshot_lists_the_client_tools_by_name() -> None:
+    saved = {
+        "groups": [
+            {"name": "agui", "startCollapsed": False, "tools": [{"name": "pick_color"}]},
+            {"name": "Files", "startCollapsed": True, "tools": [{"name": "Open"}]},
+        ],
+        "expanded": [],
+        "skills": [],
+        "hidden": [],
+        "context": [{"key": "cwd", "value": "/"}],
+    }
+    [snapshot] = wire([state_snapshot(saved)])
+    assert snapshot["snapshot"]["toolwire"]["clientTools"] == {
+        "groups": [
+            {"name": "agui", "tools": ["pick_color"], "collapsed": False},
+            {"name": "Files", "tools": ["Open"], "collapsed": True},
+        ],
+        "skills": [],
+        "hidden": [],
+        "context": ["cwd"],
+    }
+
+
+def test_the_state_snapshot_of_a_thread_without_client_tools_is_empty() -> None:
+    [snapshot] = wire([state_snapshot(None)])
+    assert snapshot["snapshot"]["toolwire"]["clientTools"]["groups"] == []

@@ -29,6 +29,7 @@ def test_text_answer_streams_as_one_text_message(server: Server, client: Client)
         "TEXT_MESSAGE_START",
         "TEXT_MESSAGE_CONTENT",
         "TEXT_MESSAGE_END",
+        "STATE_SNAPSHOT",
         "RUN_FINISHED",
     ]
     assert run.messages[-1]["content"] == "Hello!"
@@ -52,6 +53,7 @@ def test_server_tool_call_streams_its_call_and_result(server: Server, client: Cl
         "TEXT_MESSAGE_START",
         "TEXT_MESSAGE_CONTENT",
         "TEXT_MESSAGE_END",
+        "STATE_SNAPSHOT",
         "RUN_FINISHED",
     ]
     assert run.messages[-1]["content"] == 'Got {"get_weather": "sunny in Paris"}'
@@ -66,7 +68,14 @@ def test_tool_call_carries_its_mode_in_metadata(client: Client) -> None:
 
 def test_front_end_tool_call_ends_the_run_pending(client: Client) -> None:
     run = client.run(new_thread(), [user("pick")], tools=[PICK_COLOR])
-    assert run.types == ["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "RUN_FINISHED"]
+    assert run.types == [
+        "RUN_STARTED",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "STATE_SNAPSHOT",
+        "RUN_FINISHED",
+    ]
     assert run.pending == [run.last_call_id()]
 
 
@@ -87,7 +96,7 @@ def test_repeated_resume_runs_nothing_again(server: Server, client: Client) -> N
     resume = [*first.messages, tool_message(first.last_call_id(), "blue")]
     client.run(thread, resume, tools=[PICK_COLOR])
     again = client.run(thread, resume, tools=[PICK_COLOR])
-    assert again.types == ["RUN_STARTED", "RUN_FINISHED"]
+    assert again.types == ["RUN_STARTED", "STATE_SNAPSHOT", "RUN_FINISHED"]
     transcript = transcript_of(server.data_dir, thread)
     validate_transcript(transcript)
     assert len(transcript) == 4  # user, call, its one result, answer

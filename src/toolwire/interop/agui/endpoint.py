@@ -12,7 +12,8 @@ message(s) at the end are the prompt; results for the thread's waiting front-end
 answers; anything else must be in the transcript, or the request is refused, 400/409, before any
 event). `tools` become the thread's client tools for the run (one group, `agui`, expanded): a
 call of one ends the response with `RUN_FINISHED` naming it pending, and the run waits for the
-result in the next request (`live_runs.LiveRun`).
+result in the next request (`live_runs.LiveRun`). A call the policy asks about ends the response
+with an `interrupt` outcome, answered by the next request's `resume` (`interrupts`).
 
 Refusals before the stream starts are HTTP errors with a JSON body `{"error", "code"}`: 401 no
 or a wrong token, 403 a refused `Origin` or another principal's thread, 400 a bad body or a history
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -44,7 +46,15 @@ from pydantic import ValidationError  # noqa: E402
 from ..frontends.answers import Reconciled  # noqa: E402
 from ..frontends.endpoint_base import MAX_BODY_BYTES, FrontEndEndpoint, Plan, Refused, mount  # noqa: E402
 from ..frontends.live_runs import LiveRun  # noqa: E402
-from .event_map import EventMapper, run_error, run_finished, run_started  # noqa: E402
+from .event_map import (  # noqa: E402
+    EventMapper,
+    run_error,
+    run_finished,
+    run_interrupted,
+    run_started,
+    state_snapshot,
+)
+from .interrupts import approvals, interrupt  # noqa: E402
 from .reconcile import reconcile  # noqa: E402
 
 __all__ = ["GROUP", "MAX_BODY_BYTES", "PATH", "AguiEndpoint", "mount_agui"]
@@ -85,8 +95,11 @@ class AguiEndpoint(FrontEndEndpoint[BaseEvent, RunAgentInput]):
         waiting: set[str],
         decided: dict[str, ToolResultMessage],
     ) -> Reconciled:
-        """`messages` against the transcript (`reconcile.reconcile`)."""
-        return reconcile(stored, waiting, given.messages, decided)
+        """`messages` against the transcript (`reconcile.reconcile`); `resume` answers consent questions."""
+        new = reconcile(stored, waiting, given.messages, decided)
+        if not given.resume:
+            return new
+        return replace(new, approvals=approvals(given.resume), resumed=True)
 
     def tools(self, given: RunAgentInput) -> list[dict[str, Any]]:
         """`tools` as client tool definitions."""
@@ -99,20 +112,30 @@ class AguiEndpoint(FrontEndEndpoint[BaseEvent, RunAgentInput]):
             for tool in given.tools or ()
         ]
 
-    def mapper(self) -> EventMapper:
-        """A new `EventMapper`."""
-        return EventMapper()
+    def mapper(self, plan: Plan) -> EventMapper:
+        """A new `EventMapper`, knowing the front end's tools."""
+        return EventMapper({str(tool["name"]) for tool in plan.tools})
 
     def opening(self, plan: Plan, live: LiveRun[BaseEvent]) -> list[BaseEvent]:
         """`RUN_STARTED`."""
         return [run_started(plan.thread_id, plan.run_id)]
 
+    async def state(self, plan: Plan, live: LiveRun[BaseEvent]) -> list[BaseEvent]:
+        """`STATE_SNAPSHOT` of the thread's client tools (the store's, after what the run did)."""
+        agent = self.server.agent
+        saved = await agent.store.load_client_state(plan.thread_id)
+        return [state_snapshot(saved, collapse=agent.client_tools.collapse_client_tools)]
+
     def closing(self, plan: Plan, live: LiveRun[BaseEvent]) -> list[BaseEvent]:
-        """`RUN_ERROR`, or `RUN_FINISHED` (naming the front-end calls left pending)."""
+        """`RUN_ERROR`, or `RUN_FINISHED`: the run's end, its consent questions, or the front-end calls left pending."""
         if live.error is not None:
             return [run_error(*live.error)]
         if live.done:
             return [run_finished(plan.thread_id, plan.run_id, live.result)]
+        if live.asking:
+            timeout = self.server.agent.policy.consent_timeout
+            questions = [interrupt(asking, timeout) for asking in live.asking.values()]
+            return [run_interrupted(plan.thread_id, plan.run_id, questions)]
         return [run_finished(plan.thread_id, plan.run_id, None, list(live.waiting))]
 
     def respond(

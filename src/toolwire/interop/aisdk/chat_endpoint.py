@@ -107,7 +107,7 @@ class AiSdkEndpoint(FrontEndEndpoint[Part, ChatRequest]):
             )
         return found
 
-    def mapper(self) -> PartMapper:
+    def mapper(self, plan: Plan) -> PartMapper:
         """A new `PartMapper`."""
         return PartMapper()
 

@@ -1,4 +1,4 @@
-"""What a front end brings to a thread besides a prompt: `Answer` (a front-end tool's result), and its checks."""
+"""What a front end brings to a thread besides a prompt: `Answer` (a front-end tool's result), `Approval`."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from ...client_tools.definitions import ClientToolResponse
 from ...envelopes import ToolResult
 from ...errors import ToolwireError
+from ...policy import ConsentAnswer
 from ...protocol.results import tool_result
 
-__all__ = ["Answer", "HistoryConflict", "Reconciled"]
+__all__ = ["Answer", "Approval", "HistoryConflict", "Reconciled"]
 
 
 class HistoryConflict(ToolwireError):
@@ -46,6 +47,14 @@ class Answer:
 
 
 @dataclass(frozen=True, slots=True)
+class Approval:
+    """A front end's answer to the consent question about one call (AG-UI: a `resume` entry)."""
+
+    call_id: str
+    answer: ConsentAnswer
+
+
+@dataclass(frozen=True, slots=True)
 class Reconciled:
     """What a request adds to its thread."""
 
@@ -53,3 +62,7 @@ class Reconciled:
     """The new user message(s), joined; None when there are none."""
     answers: tuple[Answer, ...]
     """Results for waiting front-end calls, in the client's order."""
+    approvals: tuple[Approval, ...] = ()
+    """Answers to consent questions (approvals), for calls the thread made; checked by the endpoint."""
+    resumed: bool = False
+    """The request answers the run's open questions (AG-UI: it has `resume` entries): all must be answered."""

@@ -2,14 +2,16 @@
 
 Each request: authenticate (the tokens and origins of `/ws`), read the body (the protocol's own
 shape: `read`), take the thread it names (created for the principal when new; another's is
-refused), reconcile what it sends with the stored transcript (`reconciled`: a new prompt, or the
-answers of the thread's waiting front-end calls), then stream the run's events in the protocol's
-encoding (`stream`) until the run ends or waits for the front end only (`live_runs.LiveRun`).
+refused), reconcile what it sends with the stored transcript (`reconciled`: a new prompt, the
+answers of the thread's waiting front-end calls, or the answers to its consent questions), then
+stream the run's events in the protocol's encoding (`stream`) until the run ends or waits for the
+front end only (`live_runs.LiveRun`).
 
 Refusals before the stream starts are HTTP errors with a JSON body `{"error", "code"}`: 401 no or a
-wrong token, 403 a refused `Origin` or another principal's thread, 400 a bad body or a history the
-thread does not have, 409 a run of the thread in progress, a call's second result, or a new message
-while a front-end call waits, 413 a body too large, 429 too many threads.
+wrong token, 403 a refused `Origin` or another principal's thread, 400 a bad body, a history the
+thread does not have, or an answer to a question never asked, 409 a run of the thread in progress,
+a call's second result, or a new message while a front-end call or a question waits, 413 a body too
+large, 429 too many threads.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ from ...messages import AssistantMessage, Message, ToolResultMessage
 from ...server.app import ToolwireServer
 from ...server.auth import TokenAuth
 from ...server.lifespans import join_lifespan
-from ...store import ThreadStore
-from .answers import Answer, HistoryConflict, Reconciled
+from ...store import CallState, ThreadStore
+from .answers import Answer, Approval, HistoryConflict, Reconciled
 from .live_runs import LiveRun, Mapper
 
 __all__ = ["MAX_BODY_BYTES", "MAX_THREAD_ID", "FrontEndEndpoint", "Plan", "Refused", "decided", "mount"]
@@ -66,8 +68,12 @@ class Plan:
     run_id: str
     prompt: str | None
     answers: tuple[Answer, ...]
+    approvals: tuple[Approval, ...]
+    """Answers to the run's consent questions (a repeated one is left out)."""
     tools: list[dict[str, Any]]
     """The front end's tools, as client tool definitions (`name`, `description`, `parametersSchema`)."""
+    made: frozenset[str] = frozenset()
+    """The ids of the calls in the thread's transcript (a front end following the protocol has them)."""
 
 
 class FrontEndEndpoint(ABC, Generic[E, G]):
@@ -108,7 +114,7 @@ class FrontEndEndpoint(ABC, Generic[E, G]):
         """The front end's tools, as client tool definitions."""
 
     @abstractmethod
-    def mapper(self) -> Mapper[E]:
+    def mapper(self, plan: Plan) -> Mapper[E]:
         """A new mapper of run events to protocol events (one per request)."""
 
     @abstractmethod
@@ -118,6 +124,10 @@ class FrontEndEndpoint(ABC, Generic[E, G]):
     @abstractmethod
     def closing(self, plan: Plan, live: LiveRun[E]) -> list[E]:
         """The events a response ends with: the run's end, its failure, or the calls left waiting."""
+
+    async def state(self, plan: Plan, live: LiveRun[E]) -> list[E]:
+        """Events that tell the front end the thread's state as the response ends (none by default)."""
+        return []
 
     @abstractmethod
     def respond(self, request: Request, events: MemoryObjectReceiveStream[E], headers: dict[str, str]) -> Response:
@@ -180,11 +190,13 @@ class FrontEndEndpoint(ABC, Generic[E, G]):
             live = self.live.get(thread_id)
             if live is not None and (live.listened or not live.quiet):
                 raise Refused(409, "run_in_progress", f"a run of thread {thread_id!r} is in progress: wait for its end")
-            plan = await self._plan(given)
-            mapper = self.mapper()
+            plan = await self._plan(given, live)
+            mapper = self.mapper(plan)
             if live is None:
                 answers = {answer.call_id: answer for answer in plan.answers}
-                live = self.live[thread_id] = LiveRun(thread_id, agent.clients, agent.store, answers, mapper)
+                approvals = {approval.call_id: approval.answer for approval in plan.approvals}
+                live = LiveRun(thread_id, agent.clients, agent.store, answers, mapper, approvals, known=plan.made)
+                self.live[thread_id] = live
                 assert self._group is not None
                 self._group.start_soon(self._drive, live, self._runner(plan, live))
             for event in self.opening(plan, live):
@@ -204,18 +216,35 @@ class FrontEndEndpoint(ABC, Generic[E, G]):
             raise Refused(429, "too_many_threads", f"you have {cap} threads, the most this server allows")
         await store.create_thread(thread_id, principal=principal)
 
-    async def _plan(self, given: G) -> Plan:
+    async def _plan(self, given: G, live: LiveRun[E] | None) -> Plan:
         """What the request adds: checked against the stored transcript and the calls that wait."""
         store = self.server.agent.store
         thread_id, run_id = self.thread_of(given)
         stored = await store.load_messages(thread_id)
-        open_calls = [entry for entry in await store.open_calls(thread_id) if entry.execution == "client"]
+        entries = await store.open_calls(thread_id)
+        asking: set[str] = set(live.asking) if live is not None else set()
+        open_calls = [entry for entry in entries if entry.execution == "client" and entry.call.id not in asking]
         try:
             new = self.reconciled(
                 given, stored, {entry.call.id for entry in open_calls}, await decided(store, thread_id, stored)
             )
         except HistoryConflict as exc:
             raise Refused(exc.status, exc.code, str(exc)) from None
+        # A question waits in the live run; after a restart, a call not started yet will be asked again.
+        # After a restart, a call that waited for consent (or had not started) will be asked again.
+        again = (CallState.PENDING, CallState.AWAITING_APPROVAL)
+        asked = asking if live is not None else {entry.call.id for entry in entries if entry.state in again}
+        made = frozenset(
+            call.id for message in stored if isinstance(message, AssistantMessage) for call in message.tool_calls
+        )
+        approvals = _approvals(new, asked, made)
+        if new.resumed and (unanswered := asking - {approval.call_id for approval in approvals}):
+            raise Refused(
+                400,
+                "interrupts_unanswered",
+                f"the consent question(s) about call(s) {', '.join(sorted(unanswered))} are not answered: "
+                "a resume answers every open question",
+            )
         if new.answers and new.prompt is not None:
             raise Refused(
                 400,
@@ -236,7 +265,13 @@ class FrontEndEndpoint(ABC, Generic[E, G]):
                 "tool_calls_waiting",
                 f"front-end tool call(s) {', '.join(unanswered)} wait for their results: send them first",
             )
-        return Plan(thread_id, run_id, new.prompt, new.answers, self.tools(given))
+        if live is not None and live.asking and new.prompt is not None:
+            raise Refused(
+                409,
+                "approvals_waiting",
+                f"call(s) {', '.join(live.asking)} wait for your consent: answer them first",
+            )
+        return Plan(thread_id, run_id, new.prompt, new.answers, approvals, self.tools(given), made)
 
     def _runner(self, plan: Plan, live: LiveRun[E]) -> Callable[[], Awaitable[RunResult | None]]:
         """The agent call that starts `live`: the new prompt, or a resume of the thread's unfinished run."""
@@ -265,12 +300,15 @@ class FrontEndEndpoint(ABC, Generic[E, G]):
         """Stream the run for one request: hand over its answers, wait until the run is quiet or done."""
         with send:
             try:
+                for approval in plan.approvals:
+                    live.approve(approval.call_id, approval.answer)  # past the consent timeout: Denied already
                 for answer in plan.answers:
                     live.answer(answer)  # a call whose deadline just passed: its Timeout is streamed
                 await live.wait_quiet_or_done()
             finally:
                 live.release()
-            for event in [*mapper.close(), *self.closing(plan, live)]:
+            state = await self.state(plan, live) if live.error is None else []
+            for event in [*mapper.close(), *state, *self.closing(plan, live)]:
                 send.send_nowait(event)
 
 
@@ -303,6 +341,26 @@ async def decided(store: ThreadStore, thread_id: str, stored: Sequence[Message])
         if entry is not None and entry.result is not None:
             found[call.id] = ToolResultMessage(call.name, entry.result)
     return found
+
+
+def _approvals(new: Reconciled, asked: set[str], made: frozenset[str]) -> tuple[Approval, ...]:
+    """The request's answers to questions that wait; an answer to a question answered before is dropped.
+
+    Raises:
+        Refused: An answer names a call the thread never made (400 `unknown_interrupt`).
+    """
+    kept: list[Approval] = []
+    for approval in new.approvals:
+        if approval.call_id in asked:
+            kept.append(approval)
+        elif approval.call_id not in made:
+            raise Refused(
+                400,
+                "unknown_interrupt",
+                f"no consent question about call {approval.call_id!r} was asked in this thread",
+            )
+        # else: answered before (a repeated resume is idempotent): the call went on with the first answer
+    return tuple(kept)
 
 
 def error(status: int, code: str, message: str, headers: dict[str, str]) -> JSONResponse:

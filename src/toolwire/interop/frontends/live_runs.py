@@ -16,15 +16,23 @@ request 1: prompt ──► run ──► TOOL_CALL_* (front-end call) ──►
 request 2: tool message ──► LiveRun.answer ──► the call's result ──► the run goes on ──► RUN_FINISHED
 ```
 
+A consent question (the policy's Ask) goes the same way: the channel answers consent prompts
+(`ConsentChannel`), so the question waits in the run (`LiveRun.asking`), the response ends with it
+(AG-UI: an `interrupt` outcome), and the next request's answer (`LiveRun.approve`) resolves it,
+within the policy's `consent_timeout` (past it, the call is Denied).
+
 After a restart (the run was parked: the ledger keeps the DISPATCHED call and its deadline), the
 next request resumes the run (`Agent.resume`) with its answers ready on the channel: the resumed
-call takes its answer when it asks for it, or its Timeout when its deadline passed meanwhile.
+call takes its answer when it asks for it, or its Timeout when its deadline passed meanwhile; a
+question asked again takes the answer the request brought.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
@@ -35,11 +43,12 @@ from ...client_tools.channel import ClientHub
 from ...client_tools.definitions import ClientToolRequest
 from ...errors import ClientDisconnected, ProviderError, RegistrationError
 from ...events import RunEvent, RunFinished, RunResult
-from ...pipeline import ToolCallFinished, ToolCallStarted
+from ...pipeline import ConsentRequested, ToolCallFinished, ToolCallStarted
+from ...policy import ConsentAnswer, ConsentRequest
 from ...store import CallState, ThreadStore
 from .answers import Answer
 
-__all__ = ["FrontEndChannel", "LiveRun", "Mapper"]
+__all__ = ["Asking", "FrontEndChannel", "LiveRun", "Mapper"]
 
 _log = logging.getLogger("toolwire.frontends")
 
@@ -58,19 +67,42 @@ class Mapper(Protocol[E]):
         ...
 
 
+@dataclass(slots=True)
+class Asking:
+    """A consent question the run waits on, put to the front end."""
+
+    request: ConsentRequest
+    asked_at: float
+    """When it was asked (`time.time()`): it expires `consent_timeout` seconds later."""
+    answer: ConsentAnswer | None = None
+    answered: anyio.Event = field(default_factory=anyio.Event)
+
+
 class FrontEndChannel:
-    """Where a run's front-end tool calls go (`ClientChannel`, `DurableChannel`).
+    """Where a run's front-end tool calls and consent questions go (`ClientChannel`, `ConsentChannel`).
 
     A request is answered at once when the request that (re)started the run brought its answer
     (after a restart); otherwise its call is marked DISPATCHED and waits for `LiveRun.answer`.
+    A question likewise: the answer brought, else it waits for `LiveRun.approve`.
     """
 
     records_dispatch = True
     """The channel marks a call DISPATCHED itself, before the run can be seen waiting for it."""
 
-    def __init__(self, run: LiveRun[Any], answers: Mapping[str, Answer]) -> None:
+    def __init__(
+        self, run: LiveRun[Any], answers: Mapping[str, Answer], approvals: Mapping[str, ConsentAnswer]
+    ) -> None:
         self._run = run
         self._answers = dict(answers)
+        self._approvals = dict(approvals)
+
+    async def consent(self, request: ConsentRequest) -> ConsentAnswer:
+        """Ask the front end whether the call may run: the answer brought, or the next request's."""
+        if request.running:  # a question while a call runs has no place in the front ends' protocols
+            return ConsentAnswer(False, "the front end cannot be asked a question while a call runs")
+        if (answer := self._approvals.pop(request.call.id, None)) is not None:
+            return answer
+        return await self._run.ask(request)
 
     async def send(self, request: ClientToolRequest) -> None:
         """Answer the request from what was brought, or mark it DISPATCHED and let the run wait."""
@@ -93,17 +125,29 @@ class LiveRun(Generic[E]):
         store: The agent's store (the ledger).
         answers: Results brought for calls the run will ask for (a resume after a restart).
         mapper: The mapper of the first request (each request brings its own to `listen`).
+        approvals: Answers brought for questions the run will ask again (a resume after a restart).
+        known: Calls the front end has already (in the transcript): a resumed run does not
+            announce them again (a client would take a second `TOOL_CALL_START` as more arguments).
     """
 
     def __init__(
-        self, thread_id: str, hub: ClientHub, store: ThreadStore, answers: Mapping[str, Answer], mapper: Mapper[E]
+        self,
+        thread_id: str,
+        hub: ClientHub,
+        store: ThreadStore,
+        answers: Mapping[str, Answer],
+        mapper: Mapper[E],
+        approvals: Mapping[str, ConsentAnswer] | None = None,
+        known: frozenset[str] = frozenset(),
     ) -> None:
         self.thread_id = thread_id
         self.hub = hub
         self.store = store
-        self.channel = FrontEndChannel(self, answers)
+        self.channel = FrontEndChannel(self, answers, approvals or {})
         self.waiting: dict[str, ClientToolRequest] = {}
         """Front-end calls sent and not answered: call id → request."""
+        self.asking: dict[str, Asking] = {}
+        """Consent questions put to the front end and not answered: call id → question."""
         self.answered: set[str] = set()
         """Front-end calls whose results came from the front end (it has them: no result event)."""
         self.done = False
@@ -112,6 +156,9 @@ class LiveRun(Generic[E]):
         """(message, code) when the run failed."""
         self._running: set[str] = set()
         """Calls started and not finished."""
+        self._announced: set[str] = set(known)
+        """Calls the front end knows: its own (from the transcript), those whose consent question
+        was mapped (with the call). Their start is not mapped (again)."""
         self._listener: MemoryObjectSendStream[E] | None = None
         self._mapper: Mapper[E] = mapper
         self._changed = anyio.Event()
@@ -153,8 +200,17 @@ class LiveRun(Generic[E]):
     def on_event(self, event: RunEvent) -> None:
         """Told each event of the run, in its task: mapped and sent to the listening request."""
         match event:
+            case ConsentRequested(request=request) if not request.running:
+                if request.call.id in self._announced:  # a question asked again after a restart
+                    self.changed()
+                    return
+                self._announced.add(request.call.id)
             case ToolCallStarted(call=call):
                 self._running.add(call.id)
+                if call.id in self._announced:  # its call went out with its question
+                    self._announced.discard(call.id)
+                    self.changed()
+                    return
             case ToolCallFinished(call=call):
                 self._running.discard(call.id)
                 self.waiting.pop(call.id, None)
@@ -186,10 +242,32 @@ class LiveRun(Generic[E]):
             return False
         return True
 
+    async def ask(self, request: ConsentRequest) -> ConsentAnswer:
+        """Wait for the front end's answer to a consent question (the policy bounds the wait)."""
+        asking = self.asking[request.call.id] = Asking(request, time.time())
+        self.changed()
+        try:
+            await asking.answered.wait()
+        finally:
+            if self.asking.get(request.call.id) is asking:
+                del self.asking[request.call.id]
+            self.changed()
+        assert asking.answer is not None
+        return asking.answer
+
+    def approve(self, call_id: str, answer: ConsentAnswer) -> bool:
+        """Answer the consent question about `call_id`; False when none waits."""
+        asking = self.asking.get(call_id)
+        if asking is None or asking.answer is not None:
+            return False
+        asking.answer = answer
+        asking.answered.set()
+        return True
+
     @property
     def quiet(self) -> bool:
-        """True when the run waits for front-end calls only (every other call it started has its result)."""
-        return bool(self.waiting) and self._running <= self.waiting.keys()
+        """True when the run waits for the front end only: its calls' results, its answers to questions."""
+        return bool(self.waiting or self.asking) and self._running <= self.waiting.keys()
 
     async def wait_quiet_or_done(self) -> None:
         """Wait until the run ended, or waits for the front end only."""
