@@ -26,7 +26,7 @@ settings.elements.token.value = query.get("token") ?? "";
 let agent = null; // made on the first message, from the settings (then fixed for the conversation)
 let running = false;
 
-function theAgent() {
+function connect() {
   if (agent === null) {
     const server = settings.elements.server.value.replace(/\/+$/, "");
     agent = new HttpAgent({
@@ -60,7 +60,7 @@ chat.addEventListener("submit", (event) => {
   const prompt = chat.elements.prompt.value.trim();
   if (!prompt || running) return;
   chat.elements.prompt.value = "";
-  theAgent().addMessage({ id: crypto.randomUUID(), role: "user", content: prompt });
+  connect().addMessage({ id: crypto.randomUUID(), role: "user", content: prompt });
   run();
 });
 
@@ -95,7 +95,7 @@ function showCall(call, result) {
     box.append(element("div", "", `→ ${result}`));
   } else if (call.function.name === PICK_COLOR.name && !running) {
     box.dataset.state = "waiting";
-    for (const color of parse(call.function.arguments).options ?? []) {
+    for (const color of colors(call.function.arguments)) {
       const button = element("button", "", color);
       button.addEventListener("click", () => answer(call.id, color));
       box.append(button);
@@ -104,12 +104,15 @@ function showCall(call, result) {
   return box;
 }
 
-function parse(json) {
+// The colors the model offered (a small model may offer none: then three).
+function colors(json) {
+  let options;
   try {
-    return JSON.parse(json);
+    options = JSON.parse(json).options;
   } catch {
-    return {}; // still streaming
+    options = undefined; // not JSON
   }
+  return Array.isArray(options) && options.length ? options.map(String) : ["red", "green", "blue"];
 }
 
 function element(tag, className, text) {

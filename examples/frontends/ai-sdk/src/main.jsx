@@ -18,6 +18,8 @@ const PICK_COLOR = {
   },
 };
 
+const STATES = { "output-available": "answered", "output-error": "failed", "output-denied": "denied" };
+
 // The server and token: from the query string (?server=...&token=...), else typed in.
 function App() {
   const query = new URLSearchParams(location.search);
@@ -34,7 +36,13 @@ function App() {
         <fieldset disabled={connected}>
           <legend>toolwire server</legend>
           <input aria-label="Server URL" value={server} onChange={(event) => setServer(event.target.value)} />
-          <input aria-label="Token" type="password" value={token} onChange={(event) => setToken(event.target.value)} />
+          <input
+            aria-label="Token"
+            type="password"
+            autoComplete="off"
+            value={token}
+            onChange={(event) => setToken(event.target.value)}
+          />
           <button type="submit">Connect</button>
         </fieldset>
       </form>
@@ -105,15 +113,14 @@ function Part({ part, busy, pick }) {
   if (!part.type.startsWith("tool-")) return null;
   const name = part.type.slice("tool-".length);
   const mode = part.toolMetadata?.toolwire?.mode; // the call's ToolMode, as the server decided it
-  const state = { "output-available": "answered", "output-error": "failed", "output-denied": "denied" }[part.state];
   return (
-    <div className="tool-call" data-tool={name} data-state={state ?? "waiting"}>
+    <div className="tool-call" data-tool={name} data-state={STATES[part.state] ?? "waiting"}>
       <strong>{name}</strong> {mode ? <span className="mode">{mode}</span> : null}
-      {part.state === "output-available" ? <div>→ {typeof part.output === "string" ? part.output : JSON.stringify(part.output)}</div> : null}
+      {part.state === "output-available" ? <div>→ {text(part.output)}</div> : null}
       {part.state === "output-error" ? <div>→ {part.errorText}</div> : null}
       {part.state === "output-denied" ? <div>→ denied</div> : null}
       {part.state === "input-available" && name === PICK_COLOR.name && !busy
-        ? (part.input.options ?? []).map((color) => (
+        ? colors(part.input).map((color) => (
             <button key={color} type="button" onClick={() => pick(part.toolCallId, color)}>
               {color}
             </button>
@@ -121,6 +128,16 @@ function Part({ part, busy, pick }) {
         : null}
     </div>
   );
+}
+
+// The colors the model offered (a small model may offer none: then three).
+function colors(input) {
+  const options = input?.options;
+  return Array.isArray(options) && options.length ? options.map(String) : ["red", "green", "blue"];
+}
+
+function text(output) {
+  return typeof output === "string" ? output : JSON.stringify(output);
 }
 
 createRoot(document.querySelector("#root")).render(<App />);
