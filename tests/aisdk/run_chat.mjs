@@ -3,8 +3,10 @@
 // message as useChat does, and fails on a part out of order, e.g. an output for an unknown call).
 // Input (stdin, JSON): {url, token, chatId, messages, tools}. The last assistant message, when it
 // is the last message, is continued, as useChat continues it after addToolOutput.
-// Output (stdout, JSON): {chunks, messages} or {error, status, payload, chunks}.
-import { DefaultChatTransport, readUIMessageStream } from "ai";
+// Output (stdout, JSON): {chunks, messages, sentComplete, complete} or {error, status, payload, chunks};
+// sentComplete and complete: lastAssistantMessageIsCompleteWithToolCalls (useChat's usual
+// sendAutomaticallyWhen) of the messages sent and of the messages after the reply.
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls, readUIMessageStream } from "ai";
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
@@ -43,7 +45,9 @@ try {
     message = built;
   }
   const out = last?.role === "assistant" ? [...messages.slice(0, -1), message] : [...messages, message];
-  process.stdout.write(JSON.stringify({ chunks: seen, messages: out }));
+  const sentComplete = lastAssistantMessageIsCompleteWithToolCalls({ messages });
+  const complete = lastAssistantMessageIsCompleteWithToolCalls({ messages: out });
+  process.stdout.write(JSON.stringify({ chunks: seen, messages: out, sentComplete, complete }));
 } catch (error) {
   let payload = null;
   try {

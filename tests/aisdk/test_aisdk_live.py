@@ -25,8 +25,8 @@ def new_chat() -> str:
 def test_text_answer_streams_as_one_text_part(server: Server, client: Client) -> None:
     chat = new_chat()
     reply = client.send(chat, [user("hi")])
-    assert reply.types == ["start", "text-start", "text-delta", "text-end", "finish"]
-    assert reply.parts == [{"type": "text", "text": "Hello!", "state": "done"}]
+    assert reply.types == ["start", "start-step", "text-start", "text-delta", "text-end", "finish-step", "finish"]
+    assert reply.parts == [{"type": "step-start"}, {"type": "text", "text": "Hello!", "state": "done"}]
     validate_transcript(transcript_of(server.data_dir, chat))
 
 
@@ -35,13 +35,17 @@ def test_server_tool_streams_its_input_and_output(server: Server, client: Client
     reply = client.send(chat, [user("weather")])
     assert reply.types == [
         "start",
+        "start-step",
         "tool-input-start",
         "tool-input-delta",
         "tool-input-available",
         "tool-output-available",
+        "finish-step",
+        "start-step",
         "text-start",
         "text-delta",
         "text-end",
+        "finish-step",
         "finish",
     ]
     part = reply.tool_part("get_weather")
@@ -51,7 +55,15 @@ def test_server_tool_streams_its_input_and_output(server: Server, client: Client
 
 def test_client_tool_ends_the_reply_after_its_input(client: Client) -> None:
     reply = client.send(new_chat(), [user("pick")], tools=[PICK_COLOR])
-    assert reply.types == ["start", "tool-input-start", "tool-input-delta", "tool-input-available", "finish"]
+    assert reply.types == [
+        "start",
+        "start-step",
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-available",
+        "finish-step",
+        "finish",
+    ]
     assert reply.output["chunks"][-1]["finishReason"] == "tool-calls"
 
 
@@ -78,7 +90,17 @@ def test_client_tool_output_continues_the_same_assistant_message(client: Client)
     first = client.send(chat, [user("pick")], tools=[PICK_COLOR])
     call_id = first.tool_part("pick_color")["toolCallId"]
     second = client.send(chat, with_tool_output(first.messages, call_id, "blue"), tools=[PICK_COLOR])
-    assert [part["type"] for part in second.parts] == ["tool-pick_color", "text"]
+    assert [part["type"] for part in second.parts] == ["step-start", "tool-pick_color", "step-start", "text"]
+
+
+def test_send_automatically_when_sends_the_output_once(client: Client) -> None:
+    """`lastAssistantMessageIsCompleteWithToolCalls` (`sendAutomaticallyWhen`) holds once the output is added,
+    and no longer after the answer: the answer is a step of its own, else useChat sends the output again."""
+    chat = new_chat()
+    first = client.send(chat, [user("pick")], tools=[PICK_COLOR])
+    answered = with_tool_output(first.messages, first.tool_part("pick_color")["toolCallId"], "blue")
+    second = client.send(chat, answered, tools=[PICK_COLOR])
+    assert (second.output["sentComplete"], second.output["complete"]) == (True, False)
 
 
 def test_client_tool_error_output_is_the_calls_error(server: Server, client: Client) -> None:

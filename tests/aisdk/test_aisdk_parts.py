@@ -38,10 +38,23 @@ def test_empty_delta_maps_to_nothing() -> None:
     assert PartMapper().events(TextDelta("")) == []
 
 
-def test_new_model_turn_ends_the_open_text_part() -> None:
+def test_model_turn_starts_a_step() -> None:
+    assert PartMapper().events(ModelRequestStarted(0)) == [{"type": "start-step"}]
+
+
+def test_new_model_turn_ends_the_open_text_part_and_step() -> None:
     mapper = PartMapper()
+    mapper.events(ModelRequestStarted(0))
     mapper.events(TextDelta("Hel"))
-    assert [part["type"] for part in mapper.events(ModelRequestStarted(1))] == ["text-end"]
+    assert [part["type"] for part in mapper.events(ModelRequestStarted(1))] == ["text-end", "finish-step", "start-step"]
+
+
+def test_close_ends_the_open_step_once() -> None:
+    mapper = PartMapper()
+    mapper.events(ModelRequestStarted(0))
+    mapper.events(started())
+    assert mapper.close() == [{"type": "finish-step"}]
+    assert mapper.close() == []
 
 
 def test_tool_call_ends_the_open_text_part_first() -> None:
@@ -89,11 +102,12 @@ def test_timeout_is_output_error() -> None:
     assert output("c1", ToolResult.timeout("c1", 5000, False))["type"] == "tool-output-error"
 
 
-def test_run_finished_closes_the_open_text_part() -> None:
+def test_run_finished_closes_the_open_text_part_and_step() -> None:
     mapper = PartMapper()
+    mapper.events(ModelRequestStarted(0))
     mapper.events(TextDelta("Hello"))
     result = RunResult(output="Hello", reason="answer", thread_id="t", transcript=[], new_messages=[], usage=Usage())
-    assert [part["type"] for part in mapper.events(RunFinished(result))] == ["text-end"]
+    assert [part["type"] for part in mapper.events(RunFinished(result))] == ["text-end", "finish-step"]
 
 
 def test_start_of_a_continuation_names_no_message() -> None:

@@ -2,14 +2,19 @@
 
 | toolwire event | parts |
 |---|---|
-| `ModelRequestStarted` | (an open text part ends) |
+| `ModelRequestStarted` | the open step ends (`text-end` if text was open, `finish-step`); `start-step` |
 | `TextDelta` | `text-start` (first delta of a turn), `text-delta` |
 | `ToolCallStarted` | `text-end` if text was open; `tool-input-start`, `tool-input-delta`, `tool-input-available` |
 | `ToolCallFinished` success | `tool-output-available` (`output`: the tool's value) |
 | `ToolCallFinished` denied | `tool-output-denied` |
 | `ToolCallFinished` error, timeout, canceled | `tool-output-error` (`errorText`) |
-| `RunFinished` | `text-end` if text was open |
+| `RunFinished` | the open step ends |
 | `ConsentRequested`, `ToolProgress` | nothing yet |
+
+A step is a model turn and the results of its calls, as the AI SDK's own servers stream them: the
+client's `lastAssistantMessageIsCompleteWithToolCalls` looks at the tool parts of the last step
+only, so the answer after a front-end call's output must start a step of its own (or `useChat`'s
+`sendAutomaticallyWhen` sends the output again, and again). A response ends its open step too.
 
 The caller leaves out `ToolCallFinished` of a front-end call the front end answered (it has the
 output). `tool-input-start` and `tool-input-available` carry `toolMetadata.toolwire`: `execution`
@@ -49,11 +54,16 @@ class PartMapper:
 
     def __init__(self) -> None:
         self._text_id: str | None = None
+        self._in_step = False
 
     def events(self, event: RunEvent) -> list[Part]:
         """The parts `event` stands for (often none)."""
         match event:
-            case ModelRequestStarted() | RunFinished():
+            case ModelRequestStarted():
+                out = [*self.close(), {"type": "start-step"}]
+                self._in_step = True
+                return out
+            case RunFinished():
                 return self.close()
             case TextDelta(text=text) if text:
                 out: list[Part] = []
@@ -68,7 +78,7 @@ class PartMapper:
                     metadata["mode"] = mode.value
                 common = {"toolCallId": call.id, "toolName": call.name, "toolMetadata": {METADATA_KEY: metadata}}
                 return [
-                    *self.close(),
+                    *self._end_text(),
                     {"type": "tool-input-start", **common},
                     {
                         "type": "tool-input-delta",
@@ -83,7 +93,14 @@ class PartMapper:
                 return []
 
     def close(self) -> list[Part]:
-        """End the text part that is open, if any."""
+        """End the step that is open, if any, and its text part (a response's last parts before `finish`)."""
+        out = self._end_text()
+        if self._in_step:
+            out.append({"type": "finish-step"})
+            self._in_step = False
+        return out
+
+    def _end_text(self) -> list[Part]:
         if self._text_id is None:
             return []
         part = {"type": "text-end", "id": self._text_id}
