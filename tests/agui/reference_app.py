@@ -2,7 +2,8 @@
 
 The model is agui_app.py's script for a pydantic-ai `FunctionModel`: "weather" calls the server's
 `get_weather` (Paris), "pick" calls the front end's `pick_color` (red, blue), "both" calls both in
-one batch (Oslo; green), any other prompt is answered "Hello!", and after tool results it answers
+one batch (Oslo; green), "run" calls `run_command` (ls; it requires approval, as toolwire's default
+policy asks about a `local` tool), any other prompt is answered "Hello!", and after tool results it answers
 "Got " and the results as JSON. Served by uvicorn (`uvicorn reference_app:app`) at `POST /agui`,
 with the adapter's defaults: the client's messages are the history (nothing is kept between requests).
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 
-from pydantic_ai import Agent
+from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.ui.ag_ui import AGUIAdapter
@@ -39,6 +40,8 @@ def script(messages: list[ModelMessage]) -> str | list[Call]:
     match last.content:
         case "weather":
             return [("get_weather", {"city": "Paris"})]
+        case "run":
+            return [("run_command", {"command": "ls"})]
         case "pick":
             return [("pick_color", {"options": ["red", "blue"]})]
         case "both":
@@ -56,7 +59,7 @@ async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator
     yield {index: DeltaToolCall(name, json.dumps(arguments)) for index, (name, arguments) in enumerate(turn)}
 
 
-agent = Agent(FunctionModel(stream_function=stream))
+agent = Agent(FunctionModel(stream_function=stream), output_type=[str, DeferredToolRequests])
 
 
 @agent.tool_plain
@@ -65,8 +68,14 @@ def get_weather(city: str) -> str:
     return f"sunny in {city}"
 
 
+@agent.tool_plain(requires_approval=True)
+def run_command(command: str) -> str:
+    """Run a shell command (pretend)."""
+    return f"ran {command}"
+
+
 async def agui(request: Request) -> Response:
-    return await AGUIAdapter[None, str].dispatch_request(request, agent=agent)
+    return await AGUIAdapter[None, str | DeferredToolRequests].dispatch_request(request, agent=agent)
 
 
 app = Starlette(routes=[Route("/agui", agui, methods=["POST"])])

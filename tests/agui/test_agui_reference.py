@@ -2,7 +2,8 @@
 
 The same node script (run_agent.mjs, `@ag-ui/client`'s HttpAgent) runs the same conversations
 against both servers: text only, a server tool, a front-end tool (a pending run, then the run that
-its result completes), and a batch of both. What is meant to match is compared as a whole (the
+its result completes), a batch of both, and a call that needs approval (an interrupt, then the
+run that its `resume` completes). What is meant to match is compared as a whole (the
 events modulo the differences below, the client's messages); each difference has its own test,
 which says which behaviour is toolwire's and why (docs/frontends.md, "Compared with pydantic-ai's
 AG-UI adapter").
@@ -113,9 +114,10 @@ the client chose (`threadId`, `runId`: each run has its own)."""
 def essentials(run: Run) -> Shape:
     """The run's events as they are meant to match: the documented differences taken out.
 
-    Without the empty text messages (the reference's, for a tool call's parent), the fields of
-    `LEFT_OUT`; ids named by their order of appearance; an absent `RUN_FINISHED.outcome` as the
-    success it means (AG-UI 1.0: absent means success).
+    Without the empty text messages (the reference's, for a tool call's parent) and toolwire's
+    `STATE_SNAPSHOT`, the fields of `LEFT_OUT`; ids named by their order of appearance; an absent
+    `RUN_FINISHED.outcome` as the success it means (AG-UI 1.0: absent means success); interrupts
+    by their reason and call (their ids are each server's own).
     """
     events = run.output["events"]
     empty = empty_text_messages(events)
@@ -132,6 +134,8 @@ def essentials(run: Run) -> Shape:
     for event in events:
         if event["type"] in ("TEXT_MESSAGE_START", "TEXT_MESSAGE_END") and event["messageId"] in empty:
             continue
+        if event["type"] == "STATE_SNAPSHOT":
+            continue
         item = {key: value for key, value in event.items() if key not in LEFT_OUT}
         for key, kind in ID_KINDS.items():
             if key in item:
@@ -140,6 +144,11 @@ def essentials(run: Run) -> Shape:
             outcome: dict[str, Any] = dict(event.get("outcome") or {"type": "success"})
             if "pendingToolCallIds" in outcome:
                 outcome["pendingToolCallIds"] = [name("call", call) for call in outcome["pendingToolCallIds"]]
+            if "interrupts" in outcome:
+                outcome["interrupts"] = [
+                    {"reason": interrupt["reason"], "toolCallId": name("call", interrupt["toolCallId"])}
+                    for interrupt in outcome["interrupts"]
+                ]
             item["outcome"] = outcome
         kept.append(item)
     return kept
@@ -193,7 +202,7 @@ def events_of(run: Run, event_type: str) -> list[dict[str, Any]]:
 
 def test_text_answer_streams_alike(hi: Pair) -> None:
     assert essentials(hi.toolwire) == essentials(hi.reference)
-    assert hi.toolwire.types == hi.reference.types  # nothing to take out here
+    assert [kind for kind in hi.toolwire.types if kind != "STATE_SNAPSHOT"] == hi.reference.types
 
 
 def test_text_answer_leaves_the_same_messages(hi: Pair) -> None:
@@ -249,7 +258,79 @@ def test_batch_of_server_and_front_end_calls_alike(toolwire: Client, reference: 
     assert done.toolwire.messages[-1]["content"] == 'Got {"get_weather": "sunny in Oslo", "pick_color": "green"}'
 
 
+def resume_both(toolwire: Client, reference: Client, first: Pair, payload: dict[str, Any]) -> Pair:
+    """Run 2 of an approval: each client's messages, and `payload` for the interrupt its server sent."""
+
+    def answer(client: Client, run: Run) -> Run:
+        [interrupt] = run.interrupts
+        resume = [{"interruptId": interrupt["id"], "status": "resolved", "payload": payload}]
+        return client.run(first.thread, run.messages, resume=resume)
+
+    return Pair(first.thread, answer(toolwire, first.toolwire), answer(reference, first.reference))
+
+
+@pytest.fixture(scope="module")
+def asked(toolwire: Client, reference: Client) -> Pair:
+    return run_both(toolwire, reference, [user("run")])
+
+
+def test_a_call_needing_approval_ends_the_run_with_an_interrupt_alike(asked: Pair) -> None:
+    assert essentials(asked.toolwire) == essentials(asked.reference)
+    assert essentials(asked.toolwire)[-1]["outcome"] == {
+        "type": "interrupt",
+        "interrupts": [{"reason": "tool_call", "toolCallId": "call-0"}],
+    }
+
+
+def test_the_interrupts_ask_for_the_same_answer(asked: Pair) -> None:
+    """Both advertise `approved` (required), `editedArgs` and `reason`; toolwire adds `scope`."""
+    [toolwire_interrupt] = asked.toolwire.interrupts
+    [reference_interrupt] = asked.reference.interrupts
+    toolwire_schema, reference_schema = toolwire_interrupt["responseSchema"], reference_interrupt["responseSchema"]
+    assert toolwire_schema["required"] == reference_schema["required"] == ["approved"]
+    assert set(toolwire_schema["properties"]) == {*reference_schema["properties"], "scope"}
+
+
+def test_an_approval_completes_the_run_alike(toolwire: Client, reference: Client) -> None:
+    first = run_both(toolwire, reference, [user("run")])
+    done = resume_both(toolwire, reference, first, {"approved": True})
+    assert essentials(done.toolwire) == essentials(done.reference)
+    assert shape(done.toolwire.messages) == shape(done.reference.messages)
+    assert done.toolwire.messages[-1]["content"] == 'Got {"run_command": "ran ls"}'
+
+
+def test_an_approval_with_edited_arguments_runs_them_alike(toolwire: Client, reference: Client) -> None:
+    first = run_both(toolwire, reference, [user("run")])
+    done = resume_both(toolwire, reference, first, {"approved": True, "editedArgs": {"command": "pwd"}})
+    assert done.toolwire.messages[-1]["content"] == done.reference.messages[-1]["content"]
+    assert done.toolwire.messages[-1]["content"] == 'Got {"run_command": "ran pwd"}'
+
+
+def test_a_refusal_reaches_the_model_as_a_denial_on_both(toolwire: Client, reference: Client) -> None:
+    first = run_both(toolwire, reference, [user("run")])
+    done = resume_both(toolwire, reference, first, {"approved": False, "reason": "not now"})
+    for run in (done.toolwire, done.reference):
+        assert "not now" in run.messages[-1]["content"]
+
+
 # The differences, one each: which behaviour is toolwire's, and why.
+
+
+def test_only_toolwire_tells_the_client_tool_state(pick: Pair) -> None:
+    """toolwire ends each response with a `STATE_SNAPSHOT` of the thread's client tools (the server
+    keeps them); the reference, with no agent state, sends none."""
+    [snapshot] = events_of(pick.toolwire, "STATE_SNAPSHOT")
+    assert snapshot["snapshot"]["toolwire"]["clientTools"]["groups"][0]["tools"] == ["pick_color"]
+    assert events_of(pick.reference, "STATE_SNAPSHOT") == []
+
+
+def test_the_interrupt_ids_are_each_servers_own(asked: Pair) -> None:
+    """An interrupt is answered by the id it came with: toolwire's `approval-<call>`, the reference's
+    `int-<call>`; a front end that echoes the id works with both."""
+    [toolwire_interrupt] = asked.toolwire.interrupts
+    [reference_interrupt] = asked.reference.interrupts
+    assert toolwire_interrupt["id"] == "approval-" + toolwire_interrupt["toolCallId"]
+    assert reference_interrupt["id"] == "int-" + reference_interrupt["toolCallId"]
 
 
 def test_only_the_reference_opens_an_empty_text_message_for_a_calls_parent(weather: Pair) -> None:
@@ -314,7 +395,7 @@ def test_repeated_answer_runs_nothing_again_on_toolwire_only(toolwire: Client, r
     again = answer_both(toolwire, reference, pick, "blue")
     assert again.reference.types == first.reference.types
     assert again.reference.messages[-1]["content"] == 'Got {"pick_color": "blue"}'
-    assert again.toolwire.types == ["RUN_STARTED", "RUN_FINISHED"]
+    assert again.toolwire.types == ["RUN_STARTED", "STATE_SNAPSHOT", "RUN_FINISHED"]
 
 
 def test_a_second_different_answer_is_refused_by_toolwire_only(toolwire: Client, reference: Client) -> None:
