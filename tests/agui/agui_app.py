@@ -2,7 +2,8 @@
 
 What the model does depends on the last message: "weather" calls the server's `get_weather`;
 "pick" calls the front end's `pick_color`; "both" calls `get_weather` and `pick_color` in one
-batch; "run" calls `run_command` (a `local` tool: the default policy asks for consent); any other
+batch; "run" calls `run_command` (a `local` tool: the default policy asks for consent); "secrets"
+calls `read_secret` twice in one batch (it requires permission: two questions at once); any other
 prompt is answered "Hello!". After a tool result it answers with what it got.
 """
 
@@ -30,6 +31,12 @@ def run_command(command: str) -> str:
     return f"ran {command}"
 
 
+@tool(mode="read", requires_permission=True)
+def read_secret(name: str) -> str:
+    """Read a secret (pretend)."""
+    return f"{name}=hunter2"
+
+
 def script(request: ModelRequest) -> Turn:
     last = request.messages[-1]
     if isinstance(last, UserMessage):
@@ -38,6 +45,11 @@ def script(request: ModelRequest) -> Turn:
                 return [ToolCall(id="", name="get_weather", arguments={"city": "Paris"})]
             case "run":
                 return [ToolCall(id="", name="run_command", arguments={"command": "ls"})]
+            case "secrets":
+                return [
+                    ToolCall(id="", name="read_secret", arguments={"name": "a"}),
+                    ToolCall(id="", name="read_secret", arguments={"name": "b"}),
+                ]
             case "pick":
                 return [ToolCall(id="", name="pick_color", arguments={"options": ["red", "blue"]})]
             case "both":
@@ -55,7 +67,7 @@ def script(request: ModelRequest) -> Turn:
 def make_agent(store: Store) -> Agent:
     return Agent(
         FunctionModel(script),
-        tools=[get_weather, run_command],
+        tools=[get_weather, run_command, read_secret],
         store=store,
         client_tools=ClientToolsConfig(invoke_timeout=60),
     )
@@ -65,7 +77,7 @@ def make_impatient_agent(store: Store) -> Agent:
     """The same agent, whose front-end calls time out after a second."""
     return Agent(
         FunctionModel(script),
-        tools=[get_weather, run_command],
+        tools=[get_weather, run_command, read_secret],
         store=store,
         client_tools=ClientToolsConfig(invoke_timeout=1),
     )

@@ -141,3 +141,27 @@ def test_a_request_without_an_answer_is_asked_the_open_question_again(client: Cl
     thread, first = asked(client)
     again = client.run(thread, first.messages)
     assert [interrupt["toolCallId"] for interrupt in again.interrupts] == [first.last_call_id()]
+
+
+def test_two_questions_at_once_are_two_interrupts(client: Client) -> None:
+    thread = "thread-" + uuid.uuid4().hex
+    run = client.run(thread, [user("secrets")])
+    calls = [call["id"] for call in run.messages[-1]["toolCalls"]]
+    assert sorted(interrupt["toolCallId"] for interrupt in run.interrupts) == sorted(calls)
+
+
+def test_a_resume_must_answer_every_open_question(client: Client) -> None:
+    thread = "thread-" + uuid.uuid4().hex
+    first = client.run(thread, [user("secrets")])
+    one = first.interrupts[0]["toolCallId"]
+    refused = client.run(thread, first.messages, resume=[approval(one, {"approved": True})])
+    assert (refused.status, refused.output["payload"]["code"]) == (400, "interrupts_unanswered")
+
+
+def test_answers_to_both_questions_run_what_was_allowed(server: Server, client: Client) -> None:
+    thread = "thread-" + uuid.uuid4().hex
+    first = client.run(thread, [user("secrets")])
+    a, b = (call["id"] for call in first.messages[-1]["toolCalls"])
+    resume = [approval(a, {"approved": True}), approval(b, {"approved": False})]
+    client.run(thread, first.messages, resume=resume)
+    assert [message.result.type for message in results(server, thread)] == [ResultType.SUCCESS, ResultType.DENIED]

@@ -132,3 +132,28 @@ def test_the_example_answers_a_front_end_tool_call_with_the_persons_click(
     validate_transcript(transcript)
     [result] = [message for message in transcript if isinstance(message, ToolResultMessage)]
     assert (result.tool_name, result.result.data) == ("pick_color", "blue")
+
+
+def test_the_agui_example_asks_the_person_before_a_call_the_policy_asks_about(
+    chromium: Browser, pages: str, agent_server: Server
+) -> None:
+    """ "run" calls `run_command`, a `local` tool: the run ends with an interrupt, the page shows
+    Allow / Deny, and Allow resumes the run, which runs the call and answers."""
+    server = agent_server.url.replace("ws://", "http://", 1).removesuffix("/ws")
+    context = chromium.new_context()
+    page = context.new_page()
+    try:
+        page.goto(f"{pages}/agui/dist/index.html?" + urlencode({"server": server, "token": TOKEN}))
+        message = page.get_by_label("Message", exact=True)
+        message.fill("run")
+        message.press("Enter")
+
+        call = page.locator('.tool-call[data-tool="run_command"]')
+        expect(call).to_have_attribute("data-state", "asking")
+        expect(call.locator(".mode")).to_have_text("local")
+        call.get_by_role("button", name="Allow").click()
+
+        expect(page.locator(".message.assistant").last).to_contain_text('Got {"run_command": "ran ls"}')
+        expect(call).to_have_attribute("data-state", "answered")
+    finally:
+        context.close()

@@ -1,7 +1,9 @@
 // A chat with a toolwire agent over AG-UI (`toolwire serve --agui`), with one front-end tool.
 //
 // `pick_color` runs here, in the page: the model's call shows its options as buttons, the person's
-// click is the call's result (a `tool` message), and the next run sends it to the server.
+// click is the call's result (a `tool` message), and the next run sends it to the server. A call
+// the server's policy asks about ends the run with an interrupt: Allow / Deny buttons answer it,
+// in the next run's `resume`.
 import { HttpAgent } from "@ag-ui/client";
 
 const PICK_COLOR = {
@@ -41,12 +43,12 @@ function connect() {
 
 // One run: send the conversation (the server takes what is new) and the page's tools, and watch
 // the messages grow as the events stream in.
-async function run() {
+async function run(resume) {
   running = true;
   error.textContent = "";
   render();
   try {
-    await agent.runAgent({ tools: [PICK_COLOR] });
+    await agent.runAgent({ tools: [PICK_COLOR], ...(resume ? { resume } : {}) });
   } catch (failure) {
     error.textContent = `The run failed: ${failure.message ?? failure}`;
   } finally {
@@ -69,12 +71,23 @@ function answer(toolCallId, color) {
   run();
 }
 
+// Answer the server's question about a call (an interrupt), with every other open one left as is:
+// a resume answers all the open interrupts, so the others are answered "no".
+function decide(interrupt, approved) {
+  const resume = agent.pendingInterrupts.map((open) => ({
+    interruptId: open.id,
+    status: "resolved",
+    payload: { approved: open.id === interrupt.id ? approved : false },
+  }));
+  run(resume);
+}
+
 function render() {
   const messages = agent?.messages ?? [];
   const results = new Map(messages.filter((m) => m.role === "tool").map((m) => [m.toolCallId, m.content]));
   const waiting = messages.some((m) => (m.toolCalls ?? []).some((call) => !results.has(call.id)));
   list.replaceChildren(...messages.filter((m) => m.role !== "tool").map((m) => show(m, results)));
-  // A new prompt while the front end owes a result is refused (409 tool_calls_waiting): pick first.
+  // A new prompt while the front end owes a result or an answer is refused (409): answer first.
   chat.querySelector("button").disabled = running || waiting;
 }
 
@@ -90,9 +103,18 @@ function showCall(call, result) {
   const mode = call.metadata?.toolwire?.mode; // the call's ToolMode, as the server decided it
   box.append(element("strong", "", call.function.name));
   if (mode) box.append(" ", element("span", "mode", mode));
+  const question = running ? undefined : agent.pendingInterrupts.find((open) => open.toolCallId === call.id);
   if (result !== undefined) {
     box.dataset.state = "answered";
     box.append(element("div", "", `→ ${result}`));
+  } else if (question !== undefined) {
+    box.dataset.state = "asking";
+    box.append(element("div", "question", question.message ?? "May this call run?"));
+    for (const [label, approved] of [["Allow", true], ["Deny", false]]) {
+      const button = element("button", "", label);
+      button.addEventListener("click", () => decide(question, approved));
+      box.append(button);
+    }
   } else if (call.function.name === PICK_COLOR.name && !running) {
     box.dataset.state = "waiting";
     for (const color of colors(call.function.arguments)) {
