@@ -101,6 +101,14 @@ class AguiEndpoint(FrontEndEndpoint[BaseEvent, RunAgentInput]):
             return new
         return replace(new, approvals=approvals(given.resume), resumed=True)
 
+    def version(self, given: RunAgentInput) -> str | None:
+        """`protocolVersion`: a client before AG-UI 1.0 declares none."""
+        return given.protocol_version
+
+    def answers_questions(self, plan: Plan) -> bool:
+        """A client of AG-UI 1.0 or later: interrupts and `resume` came with 1.0."""
+        return declares_1_0(plan.version)
+
     def tools(self, given: RunAgentInput) -> list[dict[str, Any]]:
         """`tools` as client tool definitions."""
         return [
@@ -132,6 +140,8 @@ class AguiEndpoint(FrontEndEndpoint[BaseEvent, RunAgentInput]):
             return [run_error(*live.error)]
         if live.done:
             return [run_finished(plan.thread_id, plan.run_id, live.result)]
+        if not declares_1_0(plan.version):  # its schema has no outcome: it finds the calls pending itself
+            return [run_finished(plan.thread_id, plan.run_id, None)]
         if live.asking:
             timeout = self.server.agent.policy.consent_timeout
             questions = [interrupt(asking, timeout) for asking in live.asking.values()]
@@ -144,6 +154,17 @@ class AguiEndpoint(FrontEndEndpoint[BaseEvent, RunAgentInput]):
         """SSE (or the encoding the `Accept` header asks for)."""
         encoder = EventEncoder(accept=request.headers.get("accept", ""))
         return StreamingResponse(_encoded(events, encoder), media_type=encoder.get_content_type(), headers=headers)
+
+
+def declares_1_0(version: str | None) -> bool:
+    """True when a client's `protocolVersion` is 1.0 or later (one that is not `MAJOR.MINOR` counts as later)."""
+    if version is None:
+        return False
+    try:
+        major, minor = (int(part) for part in version.split(".")[:2])
+    except ValueError:
+        return True
+    return (major, minor) >= (1, 0)
 
 
 def mount_agui(app: Starlette, *, path: str = PATH) -> AguiEndpoint:

@@ -74,6 +74,8 @@ class Plan:
     """The front end's tools, as client tool definitions (`name`, `description`, `parametersSchema`)."""
     made: frozenset[str] = frozenset()
     """The ids of the calls in the thread's transcript (a front end following the protocol has them)."""
+    version: str | None = None
+    """The protocol version the request declares, if any (AG-UI: `RunAgentInput.protocolVersion`)."""
 
 
 class FrontEndEndpoint(ABC, Generic[E, G]):
@@ -108,6 +110,14 @@ class FrontEndEndpoint(ABC, Generic[E, G]):
         self, given: G, stored: Sequence[Message], waiting: set[str], decided: dict[str, ToolResultMessage]
     ) -> Reconciled:
         """What the request adds: its prompt or answers (raise `HistoryConflict` when it does not fit)."""
+
+    def version(self, given: G) -> str | None:
+        """The protocol version the request declares (none by default)."""
+        return None
+
+    def answers_questions(self, plan: Plan) -> bool:
+        """True when the request's front end can answer consent questions (else each is answered no)."""
+        return True
 
     @abstractmethod
     def tools(self, given: G) -> list[dict[str, Any]]:
@@ -201,6 +211,7 @@ class FrontEndEndpoint(ABC, Generic[E, G]):
                 self._group.start_soon(self._drive, live, self._runner(plan, live))
             for event in self.opening(plan, live):
                 send.send_nowait(event)
+            live.asks = self.answers_questions(plan)
             live.listen(send, mapper)  # under the lock: a second request finds the run listened to
             return plan, live, mapper
 
@@ -271,7 +282,7 @@ class FrontEndEndpoint(ABC, Generic[E, G]):
                 "approvals_waiting",
                 f"call(s) {', '.join(live.asking)} wait for your consent: answer them first",
             )
-        return Plan(thread_id, run_id, new.prompt, new.answers, approvals, self.tools(given), made)
+        return Plan(thread_id, run_id, new.prompt, new.answers, approvals, self.tools(given), made, self.version(given))
 
     def _runner(self, plan: Plan, live: LiveRun[E]) -> Callable[[], Awaitable[RunResult | None]]:
         """The agent call that starts `live`: the new prompt, or a resume of the thread's unfinished run."""

@@ -100,6 +100,8 @@ class FrontEndChannel:
         """Ask the front end whether the call may run: the answer brought, or the next request's."""
         if request.running:  # a question while a call runs has no place in the front ends' protocols
             return ConsentAnswer(False, "the front end cannot be asked a question while a call runs")
+        if not self._run.asks:
+            return ConsentAnswer(False, "the front end cannot answer consent questions")
         if (answer := self._approvals.pop(request.call.id, None)) is not None:
             return answer
         return await self._run.ask(request)
@@ -148,6 +150,8 @@ class LiveRun(Generic[E]):
         """Front-end calls sent and not answered: call id → request."""
         self.asking: dict[str, Asking] = {}
         """Consent questions put to the front end and not answered: call id → question."""
+        self.asks = True
+        """The last request's front end can answer consent questions (else they are answered no)."""
         self.answered: set[str] = set()
         """Front-end calls whose results came from the front end (it has them: no result event)."""
         self.done = False
