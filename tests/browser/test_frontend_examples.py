@@ -25,7 +25,7 @@ import pytest
 pytest.importorskip("playwright", reason="the browser tests need the playwright package: pip install -e '.[dev]'")
 
 from browser_support import HERE, TOKEN
-from playwright.sync_api import Browser, ConsoleMessage, Error, Request, expect
+from playwright.sync_api import Browser, ConsoleMessage, Error, Page, Request, expect
 
 from serving import Server, serve_app, transcript_of
 from toolwire.messages import ToolResultMessage
@@ -82,11 +82,24 @@ def agent_server(chromium: Browser, pages: str, tmp_path_factory: pytest.TempPat
         yield served
 
 
+def http_of(server: Server) -> str:
+    """The server's HTTP origin (its endpoints are beside `/ws`)."""
+    return server.url.replace("ws://", "http://", 1).removesuffix("/ws")
+
+
+def ask(page: Page, example: str, server: str, prompt: str) -> None:
+    """Open the example's built page on `server` and send `prompt`."""
+    page.goto(f"{example}/dist/index.html?" + urlencode({"server": server, "token": TOKEN}))
+    message = page.get_by_label("Message", exact=True)
+    message.fill(prompt)
+    message.press("Enter")
+
+
 @pytest.mark.parametrize("example", list(ENDPOINTS))
 def test_the_example_answers_a_front_end_tool_call_with_the_persons_click(
     example: str, chromium: Browser, pages: str, agent_server: Server, artifacts: Path
 ) -> None:
-    server = agent_server.url.replace("ws://", "http://", 1).removesuffix("/ws")
+    server = http_of(agent_server)
     context = chromium.new_context(viewport={"width": 1000, "height": 800})
     page = context.new_page()
     problems: list[str] = []
@@ -107,10 +120,7 @@ def test_the_example_answers_a_front_end_tool_call_with_the_persons_click(
     page.on("pageerror", page_error)
     page.on("request", request)
     try:
-        page.goto(f"{pages}/{example}/dist/index.html?" + urlencode({"server": server, "token": TOKEN}))
-        message = page.get_by_label("Message", exact=True)
-        message.fill("pick")
-        message.press("Enter")
+        ask(page, f"{pages}/{example}", server, "pick")
 
         call = page.locator('.tool-call[data-tool="pick_color"]')
         expect(call).to_have_attribute("data-state", "waiting")
@@ -139,14 +149,10 @@ def test_the_agui_example_asks_the_person_before_a_call_the_policy_asks_about(
 ) -> None:
     """ "run" calls `run_command`, a `local` tool: the run ends with an interrupt, the page shows
     Allow / Deny, and Allow resumes the run, which runs the call and answers."""
-    server = agent_server.url.replace("ws://", "http://", 1).removesuffix("/ws")
     context = chromium.new_context()
     page = context.new_page()
     try:
-        page.goto(f"{pages}/agui/dist/index.html?" + urlencode({"server": server, "token": TOKEN}))
-        message = page.get_by_label("Message", exact=True)
-        message.fill("run")
-        message.press("Enter")
+        ask(page, f"{pages}/agui", http_of(agent_server), "run")
 
         call = page.locator('.tool-call[data-tool="run_command"]')
         expect(call).to_have_attribute("data-state", "asking")
