@@ -105,7 +105,7 @@ class Flow:
 
 
 def chat_flow(url: str, chat_id: str, flow: str, *, token: str | None = ALICE, **given: Any) -> Flow:
-    """Run `tests/aisdk/run_flow.mjs` (`flow`: approve, reconnect, get) against the endpoint at `url`."""
+    """Run `tests/aisdk/run_flow.mjs` (`flow`: chat, reconnect, get) against the endpoint at `url`."""
     sent: dict[str, Any] = {"url": url, "chatId": chat_id, "flow": flow, **given}
     if token is not None:
         sent["token"] = token

@@ -1,9 +1,12 @@
 // A conversation with the real AI SDK chat: `ai`'s AbstractChat (useChat's framework-free core, here
 // with a plain state) on a DefaultChatTransport, as a page would drive it.
-// Input (stdin, JSON): {url, token, chatId, prompt, flow, approvals?, gate?}
-//   flow "approve":   send `prompt`; answer each approval request in turn with the next of
-//                     `approvals` ({approved, reason?}) by addToolApprovalResponse, which sends the
-//                     messages on (sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses).
+// Input (stdin, JSON): {url, token, chatId, prompt, flow, tools?, outputs?, approvals?, gate?}
+//   flow "chat":      send `prompt`; a front-end tool call (`tools` go in the body) gets
+//                     `outputs[toolName]` by addToolOutput (onToolCall); answer each approval request
+//                     in turn with the next of `approvals` ({approved, reason?}) by
+//                     addToolApprovalResponse. sendAutomaticallyWhen sends the messages on when
+//                     either is complete (lastAssistantMessageIsCompleteWithToolCalls /
+//                     lastAssistantMessageIsCompleteWithApprovalResponses), as a page would set it.
 //   flow "reconnect": send `prompt`, stop the chat once the first part arrived (the stream is dropped),
 //                     then resumeStream (resume: the transport's GET), and once the replay reached
 //                     the call's input, open the FIFO `gate` for writing (the server's tool returns).
@@ -15,6 +18,7 @@ import {
   DefaultChatTransport,
   isToolUIPart,
   lastAssistantMessageIsCompleteWithApprovalResponses,
+  lastAssistantMessageIsCompleteWithToolCalls,
 } from "ai";
 
 const stdin = [];
@@ -77,12 +81,18 @@ class Chat extends AbstractChat {
 const transport = new Transport({
   api: input.url,
   headers: input.token === undefined ? {} : { Authorization: `Bearer ${input.token}` },
+  body: { tools: input.tools ?? [] },
   fetch: recordingFetch,
 });
 const chat = new Chat({
   id: input.chatId,
   transport,
-  sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+  sendAutomaticallyWhen: (options) =>
+    lastAssistantMessageIsCompleteWithToolCalls(options) || lastAssistantMessageIsCompleteWithApprovalResponses(options),
+  onToolCall: ({ toolCall }) => {
+    const output = input.outputs?.[toolCall.toolName];
+    if (output !== undefined) chat.addToolOutput({ tool: toolCall.toolName, toolCallId: toolCall.toolCallId, output });
+  },
   onFinish: () => finished(),
   onError: (error) => errors.push(String(error.message ?? error)),
 });
@@ -90,7 +100,7 @@ const chat = new Chat({
 const waiting = () =>
   chat.lastMessage?.parts.find((part) => isToolUIPart(part) && part.state === "approval-requested");
 
-if (input.flow === "approve") {
+if (input.flow === "chat") {
   await chat.sendMessage({ text: input.prompt });
   for (const answer of input.approvals ?? []) {
     const part = waiting();

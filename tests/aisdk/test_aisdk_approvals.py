@@ -34,11 +34,11 @@ def results(server: Server, chat: str) -> list[ToolResultMessage]:
 def answered(client: Client, approved: bool, reason: str | None = None) -> tuple[str, Flow]:
     chat = new_chat()
     answer: dict[str, Any] = {"approved": approved} if reason is None else {"approved": approved, "reason": reason}
-    return chat, client.flow(chat, "approve", prompt="run", approvals=[answer])
+    return chat, client.flow(chat, "chat", prompt="run", approvals=[answer])
 
 
 def test_a_call_the_policy_asks_about_ends_the_response_with_an_approval_request(client: Client) -> None:
-    flow = client.flow(new_chat(), "approve", prompt="run")
+    flow = client.flow(new_chat(), "chat", prompt="run")
     assert flow.types(0) == [
         "start",
         "start-step",
@@ -53,7 +53,7 @@ def test_a_call_the_policy_asks_about_ends_the_response_with_an_approval_request
 
 
 def test_the_part_waits_for_approval_with_the_policys_reason(client: Client) -> None:
-    flow = client.flow(new_chat(), "approve", prompt="run")
+    flow = client.flow(new_chat(), "chat", prompt="run")
     part = flow.tool_part("run_command")
     assert (part["state"], part["input"]) == ("approval-requested", {"command": "ls"})
     assert part["approval"]["id"] == "approval-" + part["toolCallId"]
@@ -126,14 +126,14 @@ def test_approval_for_a_call_the_thread_never_made_is_refused(server: Server, cl
 
 def test_new_message_while_a_question_waits_is_refused(client: Client) -> None:
     chat = new_chat()
-    flow = client.flow(chat, "approve", prompt="run")
+    flow = client.flow(chat, "chat", prompt="run")
     reply = client.send(chat, [*flow.messages, {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "hi"}]}])
     assert (reply.status, reply.code) == (409, "approvals_waiting")
 
 
 def test_approval_that_is_not_a_boolean_is_refused(client: Client) -> None:
     chat = new_chat()
-    flow = client.flow(chat, "approve", prompt="run")
+    flow = client.flow(chat, "chat", prompt="run")
     messages = copy.deepcopy(flow.messages)
     part = next(part for part in messages[-1]["parts"] if part["type"] == "tool-run_command")
     part.update(state="approval-responded", approval={"id": part["approval"]["id"], "approved": "yes"})

@@ -78,7 +78,7 @@ def test_an_ended_message_is_replayed_until_the_next_one(client: Client) -> None
 
 def test_a_continued_message_is_replayed_from_its_first_response(client: Client) -> None:
     chat = new_chat()
-    client.flow(chat, "approve", prompt="run", approvals=[{"approved": True}])
+    client.flow(chat, "chat", prompt="run", approvals=[{"approved": True}])
     flow = client.flow(chat, "get")
     assert flow.types(0) == [
         "start",

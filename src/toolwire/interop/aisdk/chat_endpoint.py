@@ -185,7 +185,7 @@ def mount_ai_sdk(app: Starlette, *, path: str = PATH) -> AiSdkEndpoint:
 
 def _brought(plan: Plan) -> list[Part]:
     """What the request told the run (its approvals, its tools' outputs), as the parts a replay rebuilds it with."""
-    told = [parts.approval_response(a.call_id, a.answer.allow, a.answer.reason) for a in plan.approvals]
+    told = [parts.approval_response(given.call_id, given.answer.allow, given.answer.reason) for given in plan.approvals]
     for answer in plan.answers:
         if answer.error is not None:
             told.append({"type": "tool-output-error", "toolCallId": answer.call_id, "errorText": answer.error})

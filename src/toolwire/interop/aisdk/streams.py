@@ -86,7 +86,8 @@ class PartLog:
             try:
                 follower.send_nowait(part)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self._followers.remove(follower)  # that client went away; the others go on
+                follower.close()  # that client went away; the others go on
+                self._followers.remove(follower)
         if part.get("type") in _ENDS:
             self.end, self.ended_at = part, time.monotonic()
             for follower in self._followers:

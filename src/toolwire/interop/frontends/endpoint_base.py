@@ -335,8 +335,11 @@ class FrontEndEndpoint(ABC, Generic[E, G]):
             finally:
                 live.release()
             state = await self.state(plan, live) if live.error is None else []
-            for event in [*mapper.close(), *state, *self.closing(plan, live)]:
-                send.send_nowait(event)
+            try:
+                for event in [*mapper.close(), *state, *self.closing(plan, live)]:
+                    send.send_nowait(event)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # the client went away: what the run did is in the transcript
 
 
 def mount(app: Starlette, make: Callable[[ToolwireServer], FrontEndEndpoint[Any, Any]], path: str, name: str) -> Any:
