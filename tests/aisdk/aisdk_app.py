@@ -3,9 +3,10 @@
 What the model does depends on the last user message: "weather" calls the server's `get_weather`;
 "pick" calls the front end's `pick_color`; "delete" calls `delete_file`, which the policy denies;
 "explode" calls `explode`, which fails; "run" calls `run_command` (a `local` tool: the default
-policy asks for consent); "slow PATH" calls `wait_gate`, which returns once a writer opens the FIFO
-at PATH (the test holds the run there); any other prompt is answered "Hello!". After a tool result
-it answers with what it got.
+policy asks for consent; "run twice" calls it twice in one batch); "slow PATH" calls `wait_gate`,
+which returns once a writer opens the FIFO at PATH (the test holds the run there); any other
+prompt is answered "Hello!". After a tool result it answers with what it got (the results of a
+batch as a list).
 """
 
 from __future__ import annotations
@@ -67,11 +68,20 @@ def script(request: ModelRequest) -> Turn:
     if isinstance(last, UserMessage):
         if last.content.startswith("slow "):
             return [ToolCall(id="", name="wait_gate", arguments={"gate": last.content.removeprefix("slow ")})]
+        if last.content == "run twice":
+            return [
+                ToolCall(id="", name="run_command", arguments={"command": "ls"}),
+                ToolCall(id="", name="run_command", arguments={"command": "pwd"}),
+            ]
         if last.content in CALLS:
             name, arguments = CALLS[last.content]
             return [ToolCall(id="", name=name, arguments=arguments)]
         return "Hello!"
     assert isinstance(last, ToolResultMessage)
+    asked = max(i for i, message in enumerate(request.messages) if isinstance(message, UserMessage))
+    results = [message for message in request.messages[asked:] if isinstance(message, ToolResultMessage)]
+    if len(results) > 1:
+        return "Got " + json.dumps([message.result.payload() for message in results])
     return "Got " + json.dumps({last.tool_name: last.result.payload()}, sort_keys=True)
 
 

@@ -139,3 +139,23 @@ def test_approval_that_is_not_a_boolean_is_refused(client: Client) -> None:
     part.update(state="approval-responded", approval={"id": part["approval"]["id"], "approved": "yes"})
     reply = client.send(chat, messages)
     assert (reply.status, reply.code) == (400, "invalid_approval")
+
+
+def test_two_calls_asked_about_are_answered_in_turn(server: Server, client: Client) -> None:
+    """`local` calls run one at a time: the second is asked about once the first has its result."""
+    chat = new_chat()
+    flow = client.flow(chat, "chat", prompt="run twice", approvals=[{"approved": True}, {"approved": False}])
+    assert (len(flow.requests), flow.errors) == (3, [])
+    assert flow.types(1) == [
+        "start",
+        "tool-output-available",
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-available",
+        "tool-approval-request",
+        "finish",
+    ]
+    states = [part["state"] for part in flow.messages[-1]["parts"] if part["type"] == "tool-run_command"]
+    assert states == ["output-available", "output-denied"]
+    assert flow.messages[-1]["parts"][-1]["text"].startswith('Got ["ran ls", {"denied"')
+    assert [message.result.type for message in results(server, chat)] == [ResultType.SUCCESS, ResultType.DENIED]
