@@ -132,7 +132,7 @@ class AiSdkEndpoint(FrontEndEndpoint[Part, ChatRequest]):
         return [parts.start("msg_" + secrets.token_hex(8) if plan.prompt is not None else None)]
 
     def closing(self, plan: Plan, live: LiveRun[Part]) -> list[Part]:
-        """`error` when the run failed; else `finish` (`tool-calls` when front-end calls wait)."""
+        """`error` when the run failed; else `finish` (`tool-calls` when front-end calls or approvals wait)."""
         if live.error is not None:
             return [parts.error(live.error[0])]
         return [parts.finish(waiting=not live.done)]

@@ -24,10 +24,11 @@ only, so the answer after a front-end call's output must start a step of its own
 
 The caller leaves out `ToolCallFinished` of a front-end call the front end answered (it has the
 output). `tool-input-start` and `tool-input-available` carry `toolMetadata.toolwire`: `execution`
-(`server` or `client`) and `mode` (the call's `ToolMode`, for a front end to show risk).
+(`server` or `client`) and `mode` (the call's `ToolMode`, for a front end to show risk);
+`tool-approval-request` carries the policy's `reason` (the SDK keeps it as `approval.requestReason`).
 
 A response's first and last parts belong to the request: `start`, then `finish` (`finishReason`
-`stop`, or `tool-calls` when front-end calls wait) or `error`; `encode` writes a part as SSE and
+`stop`, or `tool-calls` when front-end calls or approvals wait) or `error`; `encode` writes a part as SSE and
 `DONE` ends the stream.
 """
 
@@ -173,7 +174,7 @@ def start(message_id: str | None = None) -> Part:
 
 
 def finish(waiting: bool) -> Part:
-    """`finish`: `tool-calls` when front-end calls wait for their outputs, else `stop`."""
+    """`finish`: `tool-calls` when front-end calls wait for their outputs (or calls for approval), else `stop`."""
     return {"type": "finish", "finishReason": "tool-calls" if waiting else "stop"}
 
 
