@@ -128,3 +128,15 @@ def with_tool_output(
         elif part.get("toolCallId") == call_id:
             part.update(state="output-error", errorText=error_text)
     return [*before, last]
+
+
+def with_approval(
+    messages: list[dict[str, Any]], call_id: str, approved: bool, reason: str | None = None
+) -> list[dict[str, Any]]:
+    """The messages after `addToolApprovalResponse`: the tool part `approval-responded`, as the chat sets it."""
+    *before, last = json.loads(json.dumps(messages))
+    for part in last["parts"]:
+        if part.get("toolCallId") == call_id:
+            answer = {"approved": approved} if reason is None else {"approved": approved, "reason": reason}
+            part.update(state="approval-responded", approval={**part["approval"], **answer})
+    return [*before, last]
