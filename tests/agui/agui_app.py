@@ -3,13 +3,17 @@
 What the model does depends on the last message: "weather" calls the server's `get_weather`;
 "pick" calls the front end's `pick_color`; "both" calls `get_weather` and `pick_color` in one
 batch; "run" calls `run_command` (a `local` tool: the default policy asks for consent); "secrets"
-calls `read_secret` twice in one batch (it requires permission: two questions at once); any other
-prompt is answered "Hello!". After a tool result it answers with what it got.
+calls `read_secret` twice in one batch (it requires permission: two questions at once); "slow PATH"
+calls `wait_gate`, which returns once a writer opens the FIFO at PATH; any other prompt is answered
+"Hello!". After a tool result it answers with what it got.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import anyio.to_thread
 
 from toolwire import Agent, ToolCall, tool
 from toolwire.client_tools import ClientToolsConfig
@@ -37,9 +41,17 @@ def read_secret(name: str) -> str:
     return f"{name}=hunter2"
 
 
+@tool(mode="read")
+async def wait_gate(gate: str) -> str:
+    """Wait until the test opens the FIFO `gate` for writing, then return what it wrote."""
+    return await anyio.to_thread.run_sync(Path(gate).read_text, abandon_on_cancel=True)
+
+
 def script(request: ModelRequest) -> Turn:
     last = request.messages[-1]
     if isinstance(last, UserMessage):
+        if last.content.startswith("slow "):
+            return [ToolCall(id="", name="wait_gate", arguments={"gate": last.content.removeprefix("slow ")})]
         match last.content:
             case "weather":
                 return [ToolCall(id="", name="get_weather", arguments={"city": "Paris"})]
@@ -67,7 +79,7 @@ def script(request: ModelRequest) -> Turn:
 def make_agent(store: Store) -> Agent:
     return Agent(
         FunctionModel(script),
-        tools=[get_weather, run_command, read_secret],
+        tools=[get_weather, run_command, read_secret, wait_gate],
         store=store,
         client_tools=ClientToolsConfig(invoke_timeout=60),
     )

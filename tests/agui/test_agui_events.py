@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from ag_ui.core import BaseEvent
+from pydantic import BaseModel
 
 from toolwire import ToolCall, ToolMode, ToolResult
 from toolwire.events import ModelRequestStarted, RunFinished, RunResult
@@ -20,7 +21,7 @@ from toolwire.policy import ConsentRequest
 CALL = ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})
 
 
-def wire(events: list[BaseEvent]) -> list[dict[str, Any]]:
+def wire(events: Sequence[BaseModel]) -> list[dict[str, Any]]:
     return [event.model_dump(mode="json", by_alias=True) for event in events]
 
 

@@ -13,6 +13,8 @@ from toolwire.messages import AssistantMessage, ToolResultMessage, UserMessage
 
 PICK = ToolCall(id="c1", name="pick_color", arguments={})
 ASKED = [UserMessage("pick"), AssistantMessage("", (PICK,))]
+RUN = ToolCall(id="r1", name="run_command", arguments={"command": "ls"})
+ASKED_CONSENT = [UserMessage("run"), AssistantMessage("", (RUN,))]
 
 
 def user(text: str) -> dict[str, Any]:
@@ -81,3 +83,41 @@ def test_file_part_in_a_new_message_is_refused() -> None:
     given = [{"id": "u", "role": "user", "parts": [{"type": "file", "mediaType": "image/png", "url": "data:,"}]}]
     with pytest.raises(HistoryConflict):
         reconcile([], (), given)
+
+
+def responded(call_id: str = "r1", **approval: Any) -> dict[str, Any]:
+    part = {
+        "type": "tool-run_command",
+        "toolCallId": call_id,
+        "state": "approval-responded",
+        "input": {"command": "ls"},
+        "approval": {"id": "approval-" + call_id, **approval},
+    }
+    return {"id": "a", "role": "assistant", "parts": [part]}
+
+
+def test_approval_responded_part_is_an_approval() -> None:
+    new = reconcile(ASKED_CONSENT, (), [user("run"), responded(approved=True)])
+    [approval] = new.approvals
+    assert (approval.call_id, approval.answer.allow, new.resumed, new.prompt) == ("r1", True, True, None)
+
+
+def test_refusal_carries_its_reason() -> None:
+    [approval] = reconcile(ASKED_CONSENT, (), [user("run"), responded(approved=False, reason="no")]).approvals
+    assert (approval.answer.allow, approval.answer.reason) == (False, "no")
+
+
+def test_a_request_without_approvals_is_not_a_resume() -> None:
+    assert reconcile(ASKED, {"c1"}, [user("pick"), assistant(state="input-available", input={})]).resumed is False
+
+
+def test_approval_that_is_not_a_boolean_is_refused() -> None:
+    with pytest.raises(HistoryConflict) as refused:
+        reconcile(ASKED_CONSENT, (), [user("run"), responded(approved="yes")])
+    assert refused.value.code == "invalid_approval"
+
+
+def test_approval_for_an_unknown_call_is_left_to_the_endpoint() -> None:
+    """Not a history mismatch: the endpoint refuses it as `unknown_interrupt` (the AG-UI code)."""
+    [approval] = reconcile(ASKED_CONSENT, (), [user("run"), responded("nope", approved=True)]).approvals
+    assert approval.call_id == "nope"

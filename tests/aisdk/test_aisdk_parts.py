@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from toolwire import ToolCall, ToolMode, ToolResult
 from toolwire.events import ModelRequestStarted, RunFinished, RunResult
-from toolwire.interop.aisdk.parts import PartMapper, encode, error, finish, output, start
+from toolwire.interop.aisdk.parts import PartMapper, approval_response, encode, error, finish, output, start
 from toolwire.messages import Usage
 from toolwire.models import TextDelta
-from toolwire.pipeline import ToolCallFinished, ToolCallStarted
+from toolwire.pipeline import ConsentRequested, ToolCallFinished, ToolCallStarted
+from toolwire.policy import ConsentRequest
 
 CALL = ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})
 
@@ -128,3 +130,42 @@ def test_error_part_carries_the_text() -> None:
 
 def test_part_is_encoded_as_one_sse_data_event() -> None:
     assert encode({"type": "start"}) == 'data: {"type":"start"}\n\n'
+
+
+def asked(call: ToolCall = CALL, *, running: bool = False) -> ConsentRequested:
+    request = ConsentRequest(call, call.name, ToolMode.LOCAL, "local tools ask for consent", "t1", "", True)
+    return ConsentRequested(replace(request, running=running))
+
+
+def test_a_consent_question_announces_its_call_then_asks_for_approval() -> None:
+    types = [part["type"] for part in PartMapper().events(asked())]
+    assert types == ["tool-input-start", "tool-input-delta", "tool-input-available", "tool-approval-request"]
+
+
+def test_the_approval_request_names_the_call_and_the_policys_reason() -> None:
+    *_, request = PartMapper().events(asked())
+    assert request == {
+        "type": "tool-approval-request",
+        "approvalId": "approval-c1",
+        "toolCallId": "c1",
+        "reason": "local tools ask for consent",
+    }
+
+
+def test_a_question_about_a_front_end_tool_says_it_runs_on_the_client() -> None:
+    [_, _, available, _] = PartMapper({"get_weather"}).events(asked())
+    assert available["toolMetadata"] == {"toolwire": {"execution": "client", "mode": "local"}}
+
+
+def test_a_question_while_a_call_runs_maps_to_nothing() -> None:
+    assert PartMapper().events(asked(running=True)) == []
+
+
+def test_approval_response_carries_the_reason_of_a_refusal() -> None:
+    assert approval_response("c1", False, "no") == {
+        "type": "tool-approval-response",
+        "approvalId": "approval-c1",
+        "approved": False,
+        "reason": "no",
+    }
+    assert "reason" not in approval_response("c1", True, None)

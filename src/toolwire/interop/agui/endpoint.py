@@ -149,7 +149,7 @@ class AguiEndpoint(FrontEndEndpoint[BaseEvent, RunAgentInput]):
         return [run_finished(plan.thread_id, plan.run_id, None, list(live.waiting))]
 
     def respond(
-        self, request: Request, events: MemoryObjectReceiveStream[BaseEvent], headers: dict[str, str]
+        self, request: Request, plan: Plan, events: MemoryObjectReceiveStream[BaseEvent], headers: dict[str, str]
     ) -> Response:
         """SSE (or the encoding the `Accept` header asks for)."""
         encoder = EventEncoder(accept=request.headers.get("accept", ""))

@@ -6,9 +6,17 @@ chat; the server takes from it only what is new, at its end:
 ```
 messages = [ ...history...                  user texts and tool call ids the transcript has
              assistant message              its tool parts with `state: "output-available"` (or
-                                            `"output-error"`) for the thread's waiting calls: answers
+                                            `"output-error"`) for the thread's waiting calls: answers;
+                                            `state: "approval-responded"`: answers to consent questions
              | user messages ]              or: the new prompt (text parts; several joined)
 ```
+
+- Approvals: a tool part `approval-responded` (`chat.addToolApprovalResponse`) of the last message,
+  the assistant's, answers the question about its call: `approval.approved` (a JSON boolean) and
+  `approval.reason` (shown to the model when refused). Such a request is a resume: the endpoint
+  checks that it answers every open question, and drops an answer to a question answered before
+  (a repeated request is idempotent); a call the thread never made is refused (400
+  `unknown_interrupt`).
 
 - History: each user message's text must be a user message of the transcript, in order; each
   tool part's `toolCallId` must be a call of the thread. An assistant's text is not compared (the
@@ -28,7 +36,8 @@ from typing import Any, cast
 
 from ...envelopes import ResultType
 from ...messages import AssistantMessage, Message, ToolResultMessage, UserMessage
-from ..frontends.answers import Answer, HistoryConflict, Reconciled
+from ...policy import ConsentAnswer
+from ..frontends.answers import Answer, Approval, HistoryConflict, Reconciled
 
 __all__ = ["reconcile", "tool_parts"]
 
@@ -51,7 +60,8 @@ def reconcile(
 
     Raises:
         HistoryConflict: A message is not in the transcript, an output answers a call the thread
-            never made, or gives a settled call another result.
+            never made, or gives a settled call another result; an approval's `approved` is not a
+            boolean (400 `invalid_approval`).
     """
     relevant = [message for message in messages if message.get("role") in ("user", "assistant")]
     end = len(relevant)
@@ -62,14 +72,18 @@ def reconcile(
     results = {message.call_id: message for message in stored if isinstance(message, ToolResultMessage)}
     results.update(decided or {})
     answers: list[Answer] = []
+    approvals: list[Approval] = []
     if not prompts and end and relevant[end - 1].get("role") == "assistant":
         for part in tool_parts(relevant[end - 1]):
             call_id = str(part.get("toolCallId"))
-            if call_id in waiting and part.get("state") in ("output-available", "output-error"):
+            if part.get("state") == "approval-responded":
+                approvals.append(Approval(call_id, _consent(call_id, part)))
+            elif call_id in waiting and part.get("state") in ("output-available", "output-error"):
                 answers.append(_answer(call_id, part))
-    answered = {answer.call_id for answer in answers}
+    answered = {answer.call_id for answer in answers} | {approval.call_id for approval in approvals}
     _check_history(stored, relevant, results, set(waiting), answered)
-    return Reconciled("\n\n".join(prompts) if prompts else None, tuple(answers))
+    prompt = "\n\n".join(prompts) if prompts else None
+    return Reconciled(prompt, tuple(answers), tuple(approvals), resumed=bool(approvals))
 
 
 def tool_parts(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -139,6 +153,20 @@ def _answer(call_id: str, part: Mapping[str, Any]) -> Answer:
         return Answer(call_id, "", str(part.get("errorText") or "the front end's tool failed"))
     value = part.get("output")
     return Answer(call_id, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+
+
+def _consent(call_id: str, part: Mapping[str, Any]) -> ConsentAnswer:
+    approval = part.get("approval")
+    given = cast(dict[str, Any], approval) if isinstance(approval, dict) else {}
+    approved = given.get("approved")
+    if not isinstance(approved, bool):
+        raise HistoryConflict(
+            f"the tool part of call {call_id!r} is approval-responded, but its approval.approved is not a "
+            "boolean: answer with chat.addToolApprovalResponse({id, approved: true | false})",
+            code="invalid_approval",
+        )
+    reason = given.get("reason")
+    return ConsentAnswer(approved, reason if isinstance(reason, str) and reason else None)
 
 
 def _says(stored: ToolResultMessage, part: Mapping[str, Any]) -> bool:

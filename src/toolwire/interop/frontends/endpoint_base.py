@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -140,8 +140,10 @@ class FrontEndEndpoint(ABC, Generic[E, G]):
         return []
 
     @abstractmethod
-    def respond(self, request: Request, events: MemoryObjectReceiveStream[E], headers: dict[str, str]) -> Response:
-        """The streaming response that encodes `events`."""
+    def respond(
+        self, request: Request, plan: Plan, events: MemoryObjectReceiveStream[E], headers: dict[str, str]
+    ) -> Response:
+        """The streaming response that encodes `events` (the response's opening events are in it already)."""
 
     # -- serving ------------------------------------------------------------------------------
 
@@ -158,35 +160,60 @@ class FrontEndEndpoint(ABC, Generic[E, G]):
 
     async def handle(self, request: Request) -> Response:
         """Serve one request: a refusal (JSON), or the run's events (a stream)."""
-        origin = request.headers.get("origin")
-        cors = {"Access-Control-Allow-Origin": origin, "Vary": "Origin"} if origin is not None else {}
-        if origin is not None and not self.server.origin_allowed(origin.rstrip("/"), request):
-            return error(403, "origin_refused", f"origin {origin:.200} may not call this endpoint", {})
-        if request.method == "OPTIONS":
-            allow = {
-                "Access-Control-Allow-Methods": "POST",
-                "Access-Control-Allow-Headers": "Authorization, Content-Type",
-            }
-            return Response(status_code=204, headers={**cors, **allow, "Access-Control-Max-Age": "600"})
+        cors, answered = self.admit(request, "POST")
+        if answered is not None:
+            return answered
         send, receive = anyio.create_memory_object_stream[E](float("inf"))
         try:
             plan, live, mapper = await self._accept(request, send)
         except Refused as refused:
             send.close()
             receive.close()
-            headers = {**cors, "WWW-Authenticate": "Bearer"} if refused.status == 401 else cors
-            return error(refused.status, refused.code, refused.message, headers)
+            return self.refusal(refused, cors)
         assert self._group is not None
         self._group.start_soon(self._follow, plan, live, send, mapper)
-        return self.respond(request, receive, {**cors, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return self.respond(request, plan, receive, {**cors, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    def admit(self, request: Request, methods: str) -> tuple[dict[str, str], Response | None]:
+        """The CORS headers of a response to `request`, and the response when it is one already.
+
+        That is a refused `Origin` (403) or the answer to a CORS preflight (`OPTIONS`, allowing `methods`).
+        """
+        origin = request.headers.get("origin")
+        cors = {"Access-Control-Allow-Origin": origin, "Vary": "Origin"} if origin is not None else {}
+        if origin is not None and not self.server.origin_allowed(origin.rstrip("/"), request):
+            return cors, error(403, "origin_refused", f"origin {origin:.200} may not call this endpoint", {})
+        if request.method == "OPTIONS":
+            allow = {
+                "Access-Control-Allow-Methods": methods,
+                "Access-Control-Allow-Headers": "Authorization, Content-Type",
+            }
+            return cors, Response(status_code=204, headers={**cors, **allow, "Access-Control-Max-Age": "600"})
+        return cors, None
+
+    def principal(self, request: Request) -> str:
+        """Who sends `request` (the tokens of `/ws`). Raises `Refused` (401) without a valid token."""
+        principal = self.server.auth.authenticate(TokenAuth.token_from(request.headers, {}))
+        if principal is None:
+            raise Refused(401, "unauthorized", "send a valid token: Authorization: Bearer <token>")
+        return principal
+
+    @staticmethod
+    def refusal(refused: Refused, cors: dict[str, str]) -> JSONResponse:
+        """The JSON response of a refusal (with `WWW-Authenticate` for a 401)."""
+        headers = {**cors, "WWW-Authenticate": "Bearer"} if refused.status == 401 else cors
+        return error(refused.status, refused.code, refused.message, headers)
+
+    def spawn(self, task: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run `task` in the endpoint's task group (it outlives the request; leaving the lifespan cancels it)."""
+        assert self._group is not None
+        self._group.start_soon(task)
 
     async def _accept(self, request: Request, send: MemoryObjectSendStream[E]) -> tuple[Plan, LiveRun[E], Mapper[E]]:
         """Authenticate, read and check the request; the run that answers it (found or started), streaming to `send`."""
         if self._group is None:
             raise Refused(503, "not_serving", "the endpoint is not serving (its lifespan did not start)")
-        principal = self.server.auth.authenticate(TokenAuth.token_from(request.headers, {}))
-        if principal is None:
-            raise Refused(401, "unauthorized", "send a valid token: Authorization: Bearer <token>")
+        principal = self.principal(request)
         body = await request.body()
         if len(body) > MAX_BODY_BYTES:
             raise Refused(413, "too_large", f"the request is larger than {MAX_BODY_BYTES} bytes")
@@ -319,8 +346,11 @@ class FrontEndEndpoint(ABC, Generic[E, G]):
             finally:
                 live.release()
             state = await self.state(plan, live) if live.error is None else []
-            for event in [*mapper.close(), *state, *self.closing(plan, live)]:
-                send.send_nowait(event)
+            try:
+                for event in [*mapper.close(), *state, *self.closing(plan, live)]:
+                    send.send_nowait(event)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # the client went away: what the run did is in the transcript
 
 
 def mount(app: Starlette, make: Callable[[ToolwireServer], FrontEndEndpoint[Any, Any]], path: str, name: str) -> Any:
