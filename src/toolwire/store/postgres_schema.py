@@ -70,8 +70,10 @@ def schema_name(schema: str) -> str:
     Raises:
         UsageError: Any other name.
     """
-    if not _NAME.fullmatch(schema):
-        raise UsageError(f"schema {schema!r}: use lower-case letters, digits and '_' (at most 63, not a digit first)")
+    if not _NAME.fullmatch(schema) or schema.startswith("pg_"):
+        raise UsageError(
+            f"schema {schema!r}: use lower-case letters, digits and '_' (at most 63; not a digit, nor 'pg_', first)"
+        )
     return schema
 
 
