@@ -7,8 +7,10 @@ import itertools
 import logging
 import subprocess
 import sys
+import textwrap
 from collections.abc import AsyncIterator, Callable
 
+import anyio
 import pytest
 
 from pg_cluster import PgCluster
@@ -231,3 +233,45 @@ def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "psycopg_pool", None)  # as if it were not installed
     with pytest.raises(UsageError, match=r"pip install 'toolwire\[postgres\]'"):
         PostgresStore("postgresql://127.0.0.1/app")
+
+
+async def test_a_schema_made_beforehand_by_an_administrator_is_used(
+    postgres: PgCluster, opened: Callable[[], PostgresStore], schema: str
+) -> None:
+    await sql(postgres, f"CREATE SCHEMA {schema}")
+    store = opened()
+    await store.create_thread("t1", principal="alice")
+    assert await sql(postgres, f"SELECT id, principal FROM {schema}.threads") == [("t1", "alice")]
+
+
+CRASHING_WRITER = textwrap.dedent(
+    """
+    import os, sys
+    import anyio
+    from toolwire import ToolCall
+    from toolwire.messages import AssistantMessage, UserMessage
+    from toolwire.store import LedgerEntry
+    from toolwire.store.postgres import PostgresStore
+
+    async def main() -> None:
+        store = PostgresStore(sys.argv[1], schema=sys.argv[2])
+        call = ToolCall(id="call_1", name="lookup", arguments={"query": "weather in Paris"})
+        await store.create_thread("t1", principal="alice")
+        await store.append_messages("t1", [UserMessage("Weather in Paris?"), AssistantMessage("", (call,))])
+        await store.record_calls([LedgerEntry(thread_id="t1", call=call, request_index=0)])
+        os._exit(0)  # a crash: no aclose()
+
+    anyio.run(main)
+    """
+)
+
+
+async def test_another_process_sees_what_a_crashed_process_wrote(
+    postgres: PgCluster, opened: Callable[[], PostgresStore], schema: str
+) -> None:
+    await anyio.run_process([sys.executable, "-c", CRASHING_WRITER, postgres.dsn, schema], check=True)
+    store = opened()
+    assert await store.thread_principal("t1") == "alice"
+    assert await store.load_messages("t1") == [UserMessage("Weather in Paris?"), AssistantMessage("", (CALL,))]
+    [open_call] = await store.open_calls("t1")
+    assert (open_call.call, open_call.state) == (CALL, CallState.PENDING)
