@@ -275,3 +275,11 @@ async def test_another_process_sees_what_a_crashed_process_wrote(
     assert await store.load_messages("t1") == [UserMessage("Weather in Paris?"), AssistantMessage("", (CALL,))]
     [open_call] = await store.open_calls("t1")
     assert (open_call.call, open_call.state) == (CALL, CallState.PENDING)
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_on_trio_the_store_says_it_needs_asyncio(postgres: PgCluster, anyio_backend: str) -> None:
+    store = PostgresStore(postgres.dsn)
+    with pytest.raises(UsageError, match="runs on asyncio"):
+        await store.create_thread("t1")
+    await store.aclose()
