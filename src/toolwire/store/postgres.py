@@ -14,10 +14,8 @@ state, with `SqliteStore`'s semantics:
   lock, and a second writer, once the first committed, re-reads the row and matches nothing; a
   batch's results lock their rows first (`SELECT ... FOR UPDATE`, which returns the newest
   version), so each message carries the result that won even against another process;
-- a one-time approval is consumed by `DELETE ... RETURNING`: of two racing takers, the second
-  waits for the first's row lock, then finds the row gone;
-- approvals, grants and denials outside any thread (`thread_id=None`) are stored under the
-  empty string, so `""` is refused as a thread id in those methods;
+- a one-time approval is consumed by one `DELETE` (`postgres_approvals`): of two racing takers,
+  the second waits for the first's row lock, then finds the row gone;
 - the schema is versioned (`postgres_schema`); opening a store runs the missing migrations.
 
 psycopg's async API runs on asyncio only. The store opens its connection pool on first use (or on
