@@ -735,7 +735,7 @@ IMPORTS: Final = {
 }
 CORE_IMPORT: Final = "toolwire.loop"
 """Profiled beside `toolwire`: the agent loop and what it imports (pipeline, tools, schema, store)."""
-LAZY: Final = ("httpx", "openai", "anthropic", "starlette", "uvicorn", "websockets", "llama_cpp", "redis", "sqlite3")
+LAZY: Final = ("httpx", "openai", "anthropic", "starlette", "uvicorn", "websockets", "llama_cpp", "psycopg", "sqlite3")
 
 
 def import_profile(module: str, *, python: str = sys.executable, limit: int = 12) -> dict[str, Any]:

@@ -6,6 +6,8 @@ server and the clients need asyncio (uvicorn, websockets), so their tests run on
 
 import pytest
 
+from pg_cluster import postgres as postgres  # the session's PostgreSQL cluster, for any test directory
+
 ON_TRIO_TOO = frozenset(
     {
         "test_fast_paths",

@@ -71,6 +71,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
     serve.add_argument("--data-dir", type=Path, default=Path(".toolwire"), help="where conversations are kept")
+    serve.add_argument(
+        "--store",
+        default=os.environ.get("TOOLWIRE_STORE", "sqlite"),
+        metavar="STORE",
+        help="sqlite (DATA_DIR/toolwire.sqlite3, the default) or a PostgreSQL URL, postgresql://USER@HOST:PORT/DB"
+        " (needs the 'postgres' extra; default: TOOLWIRE_STORE, else sqlite)",
+    )
     serve.add_argument("--model", help="for the example agent: local, openai:NAME, anthropic:NAME (see chat)")
     serve.add_argument(
         "--token", help="the token clients present (default: TOOLWIRE_TOKEN, else the one kept in DATA_DIR/token)"
@@ -168,6 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 host=args.host,
                 port=args.port,
                 data_dir=args.data_dir,
+                store=args.store,
                 model=args.model,
                 token=args.token,
                 tokens_file=args.tokens,

@@ -161,7 +161,7 @@ class Grant:
 
 
 class ApprovalStore(Protocol):
-    """Where approvals, grants and remembered denials live (in memory, SQLite, Redis)."""
+    """Where approvals, grants and remembered denials live (in memory, SQLite, PostgreSQL)."""
 
     async def approve_once(self, thread_id: str | None, call_id: str, tool: str, args_hash: str) -> None:
         """Record a one-time approval for exactly this call."""

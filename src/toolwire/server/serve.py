@@ -10,7 +10,8 @@ toolwire serve --app myapp:make_agent --ai-sdk  # and to AI SDK front ends (useC
 ```
 
 `--app module:factory` names a function returning an `Agent`; if it has a `store` parameter it
-gets the server's store (the SQLite file in `--data-dir`), so conversations survive restarts.
+gets the server's store (the SQLite file in `--data-dir`, or the PostgreSQL database of
+`--store postgresql://...`), so conversations survive restarts.
 Without `--token`, `TOOLWIRE_TOKEN` or `--tokens`, the token is the one kept in `DATA_DIR/token`
 (made on the first start, owner-only), so its clients survive restarts too.
 
@@ -44,7 +45,6 @@ from .auth import TokenAuth, kept_token, redact
 
 if TYPE_CHECKING:
     from ..interop.mcp import ConfiguredServer
-    from ..store.sqlite import SqliteStore
     from .shutdown import GracefulServer
 
 __all__ = ["ServeOptions", "listen", "load_agent", "serve"]
@@ -72,6 +72,8 @@ class ServeOptions:
     host: str = "127.0.0.1"
     port: int = 8765
     data_dir: Path = Path(".toolwire")
+    store: str = "sqlite"
+    """`sqlite` (the file in `data_dir`) or a `postgresql://` URL (`open_store`)."""
     model: str | None = None
     token: str | None = None
     tokens_file: Path | None = None
@@ -198,6 +200,36 @@ def listen(host: str, port: int) -> socket.socket:
     return listener
 
 
+def open_store(options: ServeOptions) -> tuple[Store, str, Callable[[], None]]:
+    """The server's store as `--store` asks, where it is (no password), and what releases it.
+
+    `sqlite`: the file in `--data-dir`, which the server holds alone (`DataDirLock`).
+    `postgresql://...` (or `postgres://`): a `PostgresStore`, connected when the server starts.
+
+    Raises:
+        UsageError: Another value; another server holds the data directory; the `postgres`
+            extra is missing.
+    """
+    if options.store == "sqlite":
+        from ..store.lock import DataDirLock
+        from ..store.sqlite import SqliteStore
+
+        lock = DataDirLock(options.data_dir)  # one server per data directory (released at exit, kill -9 too)
+        lock.acquire()
+        try:
+            store = SqliteStore.in_directory(options.data_dir)
+        except BaseException:
+            lock.release()
+            raise
+        return store, str(store.path), lock.release
+    if options.store.startswith(("postgresql://", "postgres://")):
+        from ..store.postgres import PostgresStore
+
+        postgres = PostgresStore(options.store)
+        return postgres, postgres.location, lambda: None
+    raise UsageError("--store: sqlite (the file in --data-dir), or a PostgreSQL URL (postgresql://...)")
+
+
 def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
     """Run the server until interrupted; returns the exit status.
 
@@ -210,15 +242,11 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         ProviderError: The model could not start (e.g. the local model's file is not a GGUF file).
     """
     uvicorn = import_extra("uvicorn", "server")
-    from ..store.lock import DataDirLock
-    from ..store.sqlite import SqliteStore
     from .app import create_app
     from .refusals import RefusalLimit
     from .shutdown import GracefulServer
 
-    lock = DataDirLock(options.data_dir)  # one server per data directory (released at exit, kill -9 too)
-    lock.acquire()
-    store = SqliteStore.in_directory(options.data_dir)
+    store, where, release = open_store(options)
     try:
         agent = load_agent(options.app, store, options.model, log_dir=options.data_dir)
         if agent.store is not store:
@@ -251,7 +279,7 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
             mount_ai_sdk(app)
     except BaseException:
         anyio.run(store.aclose)
-        lock.release()
+        release()
         raise
     for name in ("uvicorn.access", "uvicorn.error"):
         logging.getLogger(name).addFilter(_Redact())
@@ -272,17 +300,25 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
     server = GracefulServer(config, app.state.toolwire, grace=SHUTDOWN_SECONDS)
     try:
         anyio.run(
-            _run, options, agent, store, server, out, printed, servers, backend_options={"loop_factory": loop_factory}
+            _run,
+            options,
+            agent,
+            (store, where),
+            server,
+            out,
+            printed,
+            servers,
+            backend_options={"loop_factory": loop_factory},
         )
     finally:
-        lock.release()
+        release()
     return 0
 
 
 async def _run(
     options: ServeOptions,
     agent: Agent,
-    store: SqliteStore,
+    kept: tuple[Store, str],
     server: GracefulServer,
     out: TextIO,
     printed: str | None,
@@ -290,12 +326,18 @@ async def _run(
 ) -> None:
     """Enter the model and the agent (its toolsets: MCP servers start), listen, serve until a signal.
 
-    Then the toolsets and the model stop, in reverse order, and the store is closed.
+    The store is opened first (a PostgreSQL store connects and migrates its schema: a database
+    that cannot be reached stops the server here). Then the toolsets and the model stop, in
+    reverse order, and the store is closed.
     """
+    from ..store.postgres_database import PostgresDatabase  # (psycopg loads only with a PostgresStore)
     from .app import STATIC
 
+    store, where = kept
     async with AsyncExitStack() as stack:
         stack.push_async_callback(store.aclose)
+        if isinstance(store, PostgresDatabase):
+            await store.open()
         if isinstance(model := agent.model, AbstractAsyncContextManager):
             await stack.enter_async_context(cast("AbstractAsyncContextManager[Any]", model))
         await stack.enter_async_context(agent)
@@ -310,7 +352,7 @@ async def _run(
             for configured in servers:
                 collapsed = " (collapsed)" if configured.toolset is not configured.mcp else ""
                 print(f"MCP server {configured.name!r}: {len(configured.mcp.toolbox)} tools{collapsed}", file=out)
-            print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {store.path})", file=out)
+            print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {where})", file=out)
             if options.mcp:
                 print(f"mcp: http://{host}:{port}/mcp (Authorization: Bearer TOKEN)", file=out)
             if options.agui:

@@ -25,7 +25,7 @@ so that no commit on the event loop waits for one; SQLite's automatic checkpoint
 It also means no other task can interleave between `BEGIN` and `COMMIT` on the shared
 connection, so no lock is needed, and a cancelled caller never leaves a write running in a
 worker. The cost: while another process holds the write lock, the loop blocks for up to
-`busy_timeout`; busy multi-process servers should share state through Redis instead.
+`busy_timeout`; several server processes share state through `PostgresStore` instead.
 Nothing here logs message content, arguments or results.
 """
 

@@ -15,9 +15,9 @@ import random
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, cast
+from typing import Any, Final
 
-from ..errors import EnvelopeError
+from .outbox import KEPT_OUTBOXES, SavedWire, WireParts, frame_bytes, wire_parts
 from .records import CallState
 from .sqlite_schema import dumps
 
@@ -36,9 +36,6 @@ INSERT_FRAME: Final = (
     " ON CONFLICT (thread_id, stanza) DO UPDATE SET frame = excluded.frame,"
     " next_stanza = excluded.next_stanza, last_seen = excluded.last_seen"
 )
-NUMBERING: Final = ("nextStanza", "lastSeen")
-KEPT_OUTBOXES: Final = 1024
-"""Threads whose last saved outbox a store remembers, to write only what changed (the oldest are forgotten)."""
 
 
 def load_wire(db: sqlite3.Connection, thread_id: str) -> dict[str, Any] | None:
@@ -102,7 +99,7 @@ def save_wire(
             added = [(thread_id, stanza, frame, *numbering) for stanza, frame in decoded.items()]
         else:
             new = texts.items() - stored.items()
-            added = [(thread_id, stanza, _frame(decoded, stanza, text), *numbering) for stanza, text in new]
+            added = [(thread_id, stanza, frame_bytes(decoded, stanza, text), *numbering) for stanza, text in new]
         gone = [(thread_id, stanza) for stanza in stored.keys() - texts.keys()]
         # An added row carries the numbering; without one, the header must (load takes the max).
         if not added and (gone or numbering != (known.header["nextStanza"], known.header["lastSeen"])):
@@ -121,7 +118,7 @@ def save_wire(
             (thread_id, dumps(header), time.time(), saved.version),
         )
         db.execute("DELETE FROM wire_outbox WHERE thread_id = ?", (thread_id,))
-        added = [(thread_id, stanza, _frame(decoded, stanza, text), *numbering) for stanza, text in texts.items()]
+        added = [(thread_id, stanza, frame_bytes(decoded, stanza, text), *numbering) for stanza, text in texts.items()]
     if added:
         db.executemany(INSERT_FRAME, added)
     # Remembered for the next save of the thread (in this transaction or a later one); a failed
@@ -129,62 +126,3 @@ def save_wire(
     outboxes[thread_id] = saved
     if len(outboxes) > KEPT_OUTBOXES:
         del outboxes[next(iter(outboxes))]
-
-
-WireParts = tuple[dict[str, Any], dict[int, str], dict[int, bytes], "SavedWire | None"]
-"""A protocol state as its stored parts: everything but the outbox; the outbox (stanza → base64
-frame); the frames decoded: those new or changed since `base`, the store's last save of the thread."""
-
-
-def wire_parts(state: Mapping[str, Any], known: SavedWire | None) -> WireParts:
-    """A protocol state as its stored parts, decoding (and so checking) the frames `known` lacks.
-
-    Call it before the write transaction: a state that is refused fails alone. The frames of
-    `known` (the store's last save of the thread) were checked when they were saved.
-
-    Raises:
-        EnvelopeError: A mapping whose numbering is not integers, or whose outbox is not pairs of
-            a stanza number and a base64 frame.
-    """
-    header = dict(state)
-    outbox = header.pop("outbox", None)
-    try:
-        if type(header.get("nextStanza")) is not int or type(header.get("lastSeen")) is not int:
-            raise ValueError("nextStanza and lastSeen must be integers")
-        texts = cast("dict[int, str]", dict(outbox or ()))
-        decoded: dict[int, bytes] = {}
-        for stanza, text in texts.items() - known.texts.items() if known is not None else texts.items():
-            if type(stanza) is not int:
-                raise ValueError("a stanza number must be an integer")
-            decoded[stanza] = base64.b64decode(text, validate=True)
-    except (TypeError, ValueError) as exc:
-        raise EnvelopeError(f"not a protocol state: {exc!r:.80}") from None
-    return header, texts, decoded, known
-
-
-def _frame(decoded: dict[int, bytes], stanza: int, text: str) -> bytes:
-    """A frame's bytes: decoded before the transaction, or (checked by an earlier save) now."""
-    frame = decoded.get(stanza)
-    return frame if frame is not None else base64.b64decode(text)
-
-
-class SavedWire:
-    """What a store last saved of a conversation's protocol state (to write only what changes)."""
-
-    __slots__ = ("header", "texts", "version")
-
-    def __init__(self, version: int, header: dict[str, Any], texts: dict[int, str]) -> None:
-        self.version = version
-        self.header = header
-        self.texts = texts
-        """The outbox as saved: stanza → its frame in base64."""
-
-    def continued_by(self, new: SavedWire) -> bool:
-        """True when `new` only moves on from this state: same end, numbering not gone back."""
-        old_header, new_header = self.header, new.header
-        return (
-            new_header["nextStanza"] >= old_header["nextStanza"]
-            and new_header["lastSeen"] >= old_header["lastSeen"]
-            and len(old_header) == len(new_header)
-            and all(new_header.get(key) == value for key, value in old_header.items() if key not in NUMBERING)
-        )

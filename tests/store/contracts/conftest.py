@@ -16,6 +16,10 @@ from toolwire.store import ApprovalStore, ClientStateStore, ThreadStore, WireSta
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[tuple[Backend, Any]]:
     """A new, empty store of each backend, closed after the test."""
     spec = BACKENDS[request.param]
+    if spec.asyncio_only and request.getfixturevalue("anyio_backend") != "asyncio":
+        pytest.skip(f"the {request.param} backend runs on asyncio only")
+    for name in spec.fixtures:
+        request.getfixturevalue(name)
     store = spec.open(tmp_path)
     try:
         yield spec, store

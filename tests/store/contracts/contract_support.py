@@ -6,11 +6,14 @@ the interfaces it implements so far (`Backend.implements`); the suites of the ot
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import pg_cluster
 from toolwire import ToolCall
 from toolwire.store import (
     ApprovalStore,
@@ -34,11 +37,26 @@ class Backend:
     """Open a new, empty store whose files (if any) go in the given fresh directory; closed with `aclose()`."""
     implements: frozenset[type] = field(default=INTERFACES)
     """The interfaces whose suites it runs."""
+    fixtures: tuple[str, ...] = ()
+    """Fixtures requested before `open` (e.g. a database server to store into)."""
+    asyncio_only: bool = False
+    """Runs on asyncio only: its suites skip it on trio."""
+
+
+_schemas = itertools.count()
+
+
+def open_postgres(_: Path) -> Any:
+    """A `PostgresStore` on the session's cluster, in a schema of its own (so, empty)."""
+    from toolwire.store.postgres import PostgresStore
+
+    return PostgresStore(pg_cluster.running().dsn, schema=f"contract_{os.getpid()}_{next(_schemas)}")
 
 
 BACKENDS: dict[str, Backend] = {
     "memory": Backend(lambda _: MemoryStore()),
     "sqlite": Backend(lambda directory: SqliteStore.in_directory(directory / "data")),
+    "postgres": Backend(open_postgres, fixtures=("postgres",), asyncio_only=True),
 }
 
 

@@ -1,0 +1,314 @@
+"""`PostgresStore`: the `Store` in PostgreSQL, shared by every process that opens the same database.
+
+One schema (`toolwire` unless told otherwise) holds threads, transcripts, the call ledger,
+one-time approvals, grants and remembered denials, client tool state and the server's protocol
+state, with `SqliteStore`'s semantics:
+
+- every write is one statement, so one round trip and one transaction (a batch's message and
+  its calls, a batch's results and their messages, a protocol state and the calls it moves:
+  data-modifying CTEs of one statement); the connections run in autocommit, so a statement is
+  its own transaction with no `BEGIN` or `COMMIT` to wait for;
+- `synchronous_commit = on` on every connection (`postgres_schema.connection_options`): a write
+  returns once its WAL is flushed, and the store's writes precede what the server sends;
+- the first terminal result wins in SQL: `UPDATE ... WHERE state <> 'terminal'` takes the row
+  lock, and a second writer, once the first committed, re-reads the row and matches nothing; a
+  batch's results lock their rows first (`SELECT ... FOR UPDATE`, which returns the newest
+  version), so each message carries the result that won even against another process;
+- a one-time approval is consumed by one `DELETE` (`postgres_approvals`): of two racing takers,
+  the second waits for the first's row lock, then finds the row gone;
+- the schema is versioned (`postgres_schema`); opening a store runs the missing migrations.
+
+psycopg's async API runs on asyncio only. The store opens its connection pool on first use (or on
+`open()`, or `async with`), in the running event loop, and must be closed (`aclose()`) in it.
+Nothing here logs message content, arguments, results or the connection string's password.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from ..envelopes import ToolCall, ToolResult
+from ..errors import UsageError
+from ..messages import Message, ToolResultMessage, message_from_dict
+from .outbox import wire_parts
+from .postgres_approvals import PostgresApprovals
+from .postgres_database import describe_dsn
+from .postgres_schema import SCHEMA_VERSION
+from .postgres_wire import load_wire, save_wire
+from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
+from .sqlite_schema import dumps
+
+__all__ = ["SCHEMA_VERSION", "PostgresStore", "describe_dsn"]
+
+_LEDGER_COLUMNS: Final = (
+    "thread_id, call_id, request_index, state, execution, mode, deadline, call, result, request_id, answer"
+)
+_RECORD: Final = (
+    "INSERT INTO ledger (thread_id, call_id, request_index, state, execution, mode, deadline, call, result,"
+    " request_id, answer) SELECT * FROM unnest(%(threads)s::text[], %(ids)s::text[], %(indexes)s::integer[],"
+    " %(states)s::text[], %(executions)s::text[], %(modes)s::text[], %(deadlines)s::float8[], %(calls)s::text[],"
+    " %(results)s::text[], %(request_ids)s::text[], %(answers)s::text[])"
+    " ON CONFLICT (thread_id, call_id) DO NOTHING"  # only a duplicate id is skipped silently
+)
+_APPEND: Final = (
+    "INSERT INTO messages (thread_id, body) SELECT %(t)s, body"
+    " FROM unnest(%(bodies)s::text[]) WITH ORDINALITY AS b (body, n) ORDER BY n"
+)
+_COMPLETE_BATCH: Final = (
+    "WITH input AS (SELECT * FROM unnest(%(ids)s::text[], %(results)s::text[], %(heads)s::text[], %(tails)s::text[])"
+    " WITH ORDINALITY AS i (call_id, result, head, tail, n)),"
+    # FOR UPDATE returns each row as the writer that held its lock (if any) left it.
+    " locked AS (SELECT call_id, state, result FROM ledger WHERE thread_id = %(t)s AND call_id = ANY(%(ids)s::text[])"
+    " FOR UPDATE),"
+    " won AS (UPDATE ledger l SET state = 'terminal', result = i.result FROM input i JOIN locked k USING (call_id)"
+    " WHERE l.thread_id = %(t)s AND l.call_id = i.call_id AND k.state <> 'terminal'),"
+    " kept AS (SELECT i.n, CASE WHEN k.state = 'terminal' AND k.result IS NOT NULL THEN k.result ELSE i.result END"
+    " AS result, i.head, i.tail FROM input i LEFT JOIN locked k USING (call_id)),"
+    " appended AS (INSERT INTO messages (thread_id, body) SELECT %(t)s, head || result || tail FROM kept ORDER BY n)"
+    " SELECT result FROM kept ORDER BY n"
+)
+
+
+def _ledger_rows(entries: Sequence[LedgerEntry]) -> dict[str, list[Any]]:
+    """The entries as the columns `_RECORD` unnests."""
+    return {
+        "threads": [entry.thread_id for entry in entries],
+        "ids": [entry.call.id for entry in entries],
+        "indexes": [entry.request_index for entry in entries],
+        "states": [entry.state.value for entry in entries],
+        "executions": [entry.execution for entry in entries],
+        "modes": [entry.mode for entry in entries],
+        "deadlines": [entry.deadline for entry in entries],
+        "calls": [dumps(entry.call.to_dict()) for entry in entries],
+        "results": [None if entry.result is None else dumps(entry.result.to_dict()) for entry in entries],
+        "request_ids": [entry.request_id for entry in entries],
+        "answers": [None if entry.answer is None else dumps(entry.answer) for entry in entries],
+    }
+
+
+def _entry(row: Any) -> LedgerEntry:
+    thread, _, request_index, state, execution, mode, deadline, call, result, request_id, answer = row
+    return LedgerEntry(
+        thread_id=thread,
+        call=ToolCall.from_dict(json.loads(call)),
+        request_index=request_index,
+        state=CallState(state),
+        execution=execution,
+        mode=mode,
+        deadline=deadline,
+        request_id=request_id,
+        result=None if result is None else ToolResult.from_dict(json.loads(result)),
+        answer=None if answer is None else json.loads(answer),
+    )
+
+
+class PostgresStore(PostgresApprovals):
+    """Threads, transcripts, ledger, approvals, grants, client and protocol state in PostgreSQL.
+
+    Open it once per process and share it; close it with `aclose()` (or `async with`). Other
+    processes may open the same database and schema at the same time: they see every committed
+    write, and first-wins holds across them.
+
+    Args:
+        dsn: A libpq connection string or URL (`postgresql://user:password@host:5432/dbname`).
+        schema: The PostgreSQL schema of toolwire's tables; created (with the tables) if missing,
+            migrated if older.
+        min_connections: Connections the pool keeps open.
+        max_connections: Connections the pool opens at most (concurrent statements beyond wait).
+        connect_timeout: Seconds to wait for the database when the store opens.
+
+    Raises:
+        UsageError: The `postgres` extra is not installed, or the schema name is not plain
+            (lower-case letters, digits, `_`). Opening raises it too when the database cannot be
+            reached or was written by a newer toolwire.
+    """
+
+    # -- threads and transcripts ----------------------------------------------------------------
+
+    async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
+        """Create the thread if it does not exist; True if it was created now."""
+        created = await self._write(
+            "INSERT INTO threads (id, principal, created_at) VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING",
+            (thread_id, principal, time.time()),
+        )
+        return created == 1
+
+    async def thread_principal(self, thread_id: str) -> str | None:
+        """Return the principal that owns the thread (None for none or an unknown thread)."""
+        row = await self._fetchone("SELECT principal FROM threads WHERE id = %s", (thread_id,))
+        return None if row is None else row[0]
+
+    async def thread_ids(self) -> list[str]:
+        """Every thread of the schema, oldest first (for operators)."""
+        rows = await self._fetchall("SELECT id FROM threads ORDER BY created_at, id", ())
+        return [thread_id for (thread_id,) in rows]
+
+    async def thread_exists(self, thread_id: str) -> bool:
+        """Tell whether the thread exists."""
+        return await self._fetchone("SELECT 1 FROM threads WHERE id = %s", (thread_id,)) is not None
+
+    async def count_threads(self, principal: str) -> int:
+        """Return how many threads `principal` owns (an index scan of `threads`)."""
+        row = await self._fetchone("SELECT count(*) FROM threads WHERE principal = %s", (principal,))
+        return int(row[0])
+
+    async def load_messages(self, thread_id: str) -> list[Message]:
+        """Return the thread's transcript, oldest first (empty for a new thread)."""
+        rows = await self._fetchall("SELECT body FROM messages WHERE thread_id = %s ORDER BY seq", (thread_id,))
+        return [message_from_dict(json.loads(body)) for (body,) in rows]
+
+    async def append_messages(self, thread_id: str, messages: Sequence[Message]) -> None:
+        """Append messages to the thread's transcript in one statement."""
+        bodies = [dumps(message.to_dict()) for message in messages]
+        await self._write(_APPEND, {"t": thread_id, "bodies": bodies})
+
+    # -- the call ledger ------------------------------------------------------------------------
+
+    async def record_calls(self, entries: Sequence[LedgerEntry]) -> None:
+        """Write calls to the ledger before they run (write-ahead); existing ids are kept."""
+        await self._write(_RECORD, _ledger_rows(entries))
+
+    async def record_batch(self, thread_id: str, message: Message, entries: Sequence[LedgerEntry]) -> None:
+        """Append the message that asks for a batch of calls and write the calls to the ledger, in one statement."""
+        params = {**_ledger_rows(entries), "t": thread_id, "body": dumps(message.to_dict())}
+        await self._write(
+            "WITH asked AS (INSERT INTO messages (thread_id, body) VALUES (%(t)s, %(body)s)) " + _RECORD, params
+        )
+
+    async def complete_batch(
+        self, thread_id: str, calls: Sequence[ToolCall], results: Sequence[ToolResult]
+    ) -> list[ToolResultMessage]:
+        """Record each call's result and append one `ToolResultMessage` per call, in one statement.
+
+        The first terminal result wins; each message carries the result that won (its JSON is
+        put into the message's in SQL). Returns the messages.
+        """
+        texts = [dumps(result.to_dict()) for result in results]
+        heads: list[str] = []
+        tails: list[str] = []
+        for call, result, text in zip(calls, results, texts, strict=True):
+            # The message's JSON around its result's: the result is its last member.
+            head, _, tail = dumps(ToolResultMessage(call.name, result).to_dict()).rpartition(text)
+            heads.append(head)
+            tails.append(tail)
+        params = {"t": thread_id, "ids": [call.id for call in calls], "results": texts, "heads": heads, "tails": tails}
+        rows = await self._fetchall(_COMPLETE_BATCH, params)
+        return [
+            ToolResultMessage(call.name, result if kept == text else ToolResult.from_dict(json.loads(kept)))
+            for call, result, text, (kept,) in zip(calls, results, texts, rows, strict=True)
+        ]
+
+    async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
+        """Move a call forward (e.g. to DISPATCHED); a call never moves back, nor out of TERMINAL.
+
+        Raises:
+            UsageError: `state` is ANSWERED or TERMINAL (they come with the answer, by
+                `save_wire_state`, or the result, by `complete_call`).
+        """
+        if state in COMES_WITH:
+            raise UsageError(f"a call becomes {state.name} only with {COMES_WITH[state]}")
+        earlier = [other.value for other in CallState if CALL_STATE_ORDER[other] < CALL_STATE_ORDER[state]]
+        await self._write(
+            "UPDATE ledger SET state = %s WHERE thread_id = %s AND call_id = %s AND state = ANY(%s::text[])",
+            (state.value, thread_id, call_id, earlier),
+        )
+
+    async def complete_call(self, thread_id: str, call_id: str, result: ToolResult) -> bool:
+        """Record the call's result; True if this was the first terminal result (it wins)."""
+        won = await self._write(
+            "UPDATE ledger SET state = 'terminal', result = %s WHERE thread_id = %s AND call_id = %s"
+            " AND state <> 'terminal'",
+            (dumps(result.to_dict()), thread_id, call_id),
+        )
+        return won == 1
+
+    async def get_call(self, thread_id: str, call_id: str) -> LedgerEntry | None:
+        """Return the ledger entry of a call."""
+        row = await self._fetchone(
+            "SELECT " + _LEDGER_COLUMNS + " FROM ledger WHERE thread_id = %s AND call_id = %s", (thread_id, call_id)
+        )
+        return None if row is None else _entry(row)
+
+    async def open_calls(self, thread_id: str) -> list[LedgerEntry]:
+        """Return the thread's calls that are not TERMINAL, in the order they were recorded."""
+        rows = await self._fetchall(
+            "SELECT " + _LEDGER_COLUMNS + " FROM ledger WHERE thread_id = %s AND state <> 'terminal' ORDER BY recorded",
+            (thread_id,),
+        )
+        return [_entry(row) for row in rows]
+
+    # -- client tool state ------------------------------------------------------------------------
+
+    async def load_client_state(self, thread_id: str) -> dict[str, Any] | None:
+        """Return the thread's client tool state as saved (None when there is none)."""
+        row = await self._fetchone("SELECT state FROM client_state WHERE thread_id = %s", (thread_id,))
+        return None if row is None else json.loads(row[0])
+
+    async def save_client_state(self, thread_id: str, state: Mapping[str, Any] | None) -> None:
+        """Replace the thread's client tool state in one statement; None deletes it."""
+        if state is None:
+            await self._write("DELETE FROM client_state WHERE thread_id = %s", (thread_id,))
+            return
+        await self._write(
+            "INSERT INTO client_state (thread_id, state, updated_at) VALUES (%s, %s, %s)"
+            " ON CONFLICT (thread_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+            (thread_id, dumps(state), time.time()),
+        )
+
+    # -- the server's protocol state ------------------------------------------------------------
+
+    async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
+        """Return the server's protocol state of the conversation (None when there is none)."""
+        async with (await self._ready()).connection() as db:
+            return await load_wire(db, thread_id)
+
+    def release_wire_state(self, thread_id: str) -> None:
+        """Forget the outbox of this store's last save of the thread (the next save writes it whole)."""
+        self._outboxes.pop(thread_id, None)
+
+    async def save_wire_state(
+        self,
+        thread_id: str,
+        state: Mapping[str, Any] | None,
+        *,
+        dispatched: Sequence[str] = (),
+        answered: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> frozenset[str]:
+        """Replace the conversation's protocol state atomically, in one statement; None deletes it.
+
+        As in `SqliteStore`, the frames of the outbox are rows of their own and a save writes what
+        changed since this store's last save of the thread (`postgres_wire`); when another writer
+        saved the thread in between, it rewrites everything. `dispatched` calls move to
+        DISPATCHED and DISPATCHED `answered` calls to ANSWERED (with their answers) in the same
+        statement.
+
+        Returns:
+            The calls of `answered` whose answers were saved.
+
+        Raises:
+            EnvelopeError: A state whose numbering is not integers or whose outbox is not pairs of
+                a stanza number and a base64 frame.
+        """
+        parts = None if state is None else wire_parts(state, self._outboxes.get(thread_id))
+        answers = {call_id: dumps(answer) for call_id, answer in (answered or {}).items()}
+        async with (await self._ready()).connection() as db:
+            return await save_wire(db, self._outboxes, thread_id, parts, tuple(dispatched), answers)
+
+    # -- how each thread's last run stands ----------------------------------------------------------
+
+    async def load_run(self, thread_id: str) -> RunRecord:
+        """Return how the thread's last run stands (`RunRecord()` when nothing was saved)."""
+        row = await self._fetchone("SELECT closed_at, resume_attempts FROM threads WHERE id = %s", (thread_id,))
+        return RunRecord() if row is None else RunRecord(row[0], row[1])
+
+    async def save_run(self, thread_id: str, record: RunRecord) -> None:
+        """Replace how the thread's last run stands (creating the thread if needed)."""
+        await self._write(
+            "INSERT INTO threads (id, principal, created_at, closed_at, resume_attempts) VALUES (%s, NULL, %s, %s, %s)"
+            " ON CONFLICT (id) DO UPDATE SET closed_at = excluded.closed_at,"
+            " resume_attempts = excluded.resume_attempts",
+            (thread_id, time.time(), record.closed_at, record.resume_attempts),
+        )
