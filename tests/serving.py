@@ -11,6 +11,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -105,6 +106,16 @@ def transcript_of(data_dir: Path, thread_id: str) -> list[Message]:
     with closing(sqlite3.connect(data_dir / "toolwire.sqlite3")) as db:
         rows = db.execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)).fetchall()
     return [message_from_dict(json.loads(body)) for (body,) in rows]
+
+
+def transcript_reaching(data_dir: Path, thread_id: str, length: int, timeout: float = 30) -> list[Message]:
+    """Wait until the thread's stored transcript has `length` messages (a run ending on its own); return it."""
+    give_up = time.monotonic() + timeout
+    while (transcript := transcript_of(data_dir, thread_id)) and len(transcript) < length:
+        if time.monotonic() > give_up:
+            raise AssertionError(f"the transcript of {thread_id} stayed at {len(transcript)} messages: {transcript}")
+        time.sleep(0.05)
+    return transcript
 
 
 FRONT_END_TOKENS = "alice alice-token-0123456789abcdef\nbob bob-token-0123456789abcdef0\n"

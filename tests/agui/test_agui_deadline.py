@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
 from agui_client import CLIENT, HERE, PICK_COLOR, Client, Run, tool_message, user
 
-from serving import Server, serve_front_end, transcript_of
+from serving import Server, serve_front_end, transcript_of, transcript_reaching
 from toolwire import ResultType
 from toolwire.messages import Message, ToolResultMessage
 from toolwire.testing import validate_transcript
@@ -23,13 +22,7 @@ def impatient(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 def answered(server: Server, thread: str) -> list[Message]:
     """Wait until the thread's run ended on its own (its answer is stored); its transcript."""
-    give_up = time.monotonic() + 30
-    while time.monotonic() < give_up:
-        transcript = transcript_of(server.data_dir, thread)
-        if len(transcript) == 4:  # user, the call, its result, the answer
-            return transcript
-        time.sleep(0.05)
-    raise AssertionError(f"the run of {thread} did not end: {transcript_of(server.data_dir, thread)}")
+    return transcript_reaching(server.data_dir, thread, 4)  # user, the call, its result, the answer
 
 
 @pytest.fixture(scope="module")

@@ -85,11 +85,16 @@ def script(request: ModelRequest) -> Turn:
     return "Got " + json.dumps({last.tool_name: last.result.payload()}, sort_keys=True)
 
 
-def make_agent(store: Store) -> Agent:
+def make_agent(store: Store, invoke_timeout: float = 60) -> Agent:
     return Agent(
         FunctionModel(script),
         tools=[get_weather, delete_file, explode, run_command, wait_gate],
         store=store,
         policy=PermissionPolicy(deny=["delete_*"], store=store),
-        client_tools=ClientToolsConfig(invoke_timeout=60),
+        client_tools=ClientToolsConfig(invoke_timeout=invoke_timeout),
     )
+
+
+def make_impatient_agent(store: Store) -> Agent:
+    """The same agent, whose front-end calls time out after a second."""
+    return make_agent(store, invoke_timeout=1)
