@@ -144,19 +144,22 @@ def test_the_example_answers_a_front_end_tool_call_with_the_persons_click(
     assert (result.tool_name, result.result.data) == ("pick_color", "blue")
 
 
-def test_the_agui_example_asks_the_person_before_a_call_the_policy_asks_about(
-    chromium: Browser, pages: str, agent_server: Server
+@pytest.mark.parametrize("example", list(ENDPOINTS))
+def test_the_example_asks_the_person_before_a_call_the_policy_asks_about(
+    example: str, chromium: Browser, pages: str, agent_server: Server
 ) -> None:
-    """ "run" calls `run_command`, a `local` tool: the run ends with an interrupt, the page shows
-    Allow / Deny, and Allow resumes the run, which runs the call and answers."""
+    """ "run" calls `run_command`, a `local` tool: the policy asks. AG-UI: the run ends with an
+    interrupt; the AI SDK: with a tool approval request. The page shows Allow / Deny, and Allow
+    goes on: the call runs and the model answers."""
     context = chromium.new_context()
     page = context.new_page()
     try:
-        ask(page, f"{pages}/agui", http_of(agent_server), "run")
+        ask(page, f"{pages}/{example}", http_of(agent_server), "run")
 
         call = page.locator('.tool-call[data-tool="run_command"]')
         expect(call).to_have_attribute("data-state", "asking")
         expect(call.locator(".mode")).to_have_text("local")
+        expect(page.get_by_role("button", name="Send")).to_be_disabled()  # the page owes the answer
         call.get_by_role("button", name="Allow").click()
 
         expect(page.locator(".message.assistant").last).to_contain_text('Got {"run_command": "ran ls"}')

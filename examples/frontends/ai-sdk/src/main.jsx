@@ -2,9 +2,15 @@
 //
 // `pick_color` runs here, in the page: toolwire is the server, so the page declares the tool in
 // each request's body; the model's call shows its options as buttons, the person's click is the
-// call's output (`addToolOutput`), and `sendAutomaticallyWhen` sends it back to the server.
+// call's output (`addToolOutput`), and `sendAutomaticallyWhen` sends it back to the server. A call
+// the server's policy asks about is the SDK's tool approval: Allow / Deny answer it
+// (`addToolApprovalResponse`), and `sendAutomaticallyWhen` sends the answer.
 import { useChat } from "@ai-sdk/react";
-import { DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls } from "ai";
+import {
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  lastAssistantMessageIsCompleteWithToolCalls,
+} from "ai";
 import { useState } from "react";
 import { createRoot } from "react-dom/client";
 
@@ -18,7 +24,13 @@ const PICK_COLOR = {
   },
 };
 
-const STATES = { "output-available": "answered", "output-error": "failed", "output-denied": "denied" };
+const STATES = {
+  "output-available": "answered",
+  "output-error": "failed",
+  "output-denied": "denied",
+  "approval-requested": "asking",
+  "approval-responded": "decided",
+};
 
 // The server and token: from the query string (?server=...&token=...), else typed in.
 function App() {
@@ -60,15 +72,19 @@ function Conversation({ server, token }) {
         body: { tools: [PICK_COLOR] }, // toolwire's own field: the front end's tools
       }),
   );
-  const { messages, sendMessage, addToolOutput, status, error } = useChat({
+  const { messages, sendMessage, addToolOutput, addToolApprovalResponse, status, error } = useChat({
     transport,
-    // Once every tool call of the last answer has its output, send them: the run goes on.
-    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
+    // Once every tool call of the last answer has its output, or every question its answer, send
+    // them: the run goes on.
+    sendAutomaticallyWhen: (options) =>
+      lastAssistantMessageIsCompleteWithToolCalls(options) || lastAssistantMessageIsCompleteWithApprovalResponses(options),
   });
   const [prompt, setPrompt] = useState("");
   const busy = status === "submitted" || status === "streaming";
-  // A new prompt while the page owes an output is refused (409 tool_calls_waiting): pick first.
-  const waiting = messages.at(-1)?.parts.some((part) => part.state === "input-available");
+  // A new prompt while the page owes an output or an answer is refused (409): answer first.
+  const waiting = messages
+    .at(-1)
+    ?.parts.some((part) => part.state === "input-available" || part.state === "approval-requested");
 
   const send = (event) => {
     event.preventDefault();
@@ -77,6 +93,7 @@ function Conversation({ server, token }) {
     setPrompt("");
   };
   const pick = (toolCallId, color) => addToolOutput({ tool: PICK_COLOR.name, toolCallId, output: color });
+  const decide = (approvalId, approved) => addToolApprovalResponse({ id: approvalId, approved });
 
   return (
     <>
@@ -84,7 +101,7 @@ function Conversation({ server, token }) {
         {messages.map((message) => (
           <div key={message.id} className={`message ${message.role}`}>
             {message.parts.map((part, index) => (
-              <Part key={index} part={part} busy={busy} pick={pick} />
+              <Part key={index} part={part} busy={busy} pick={pick} decide={decide} />
             ))}
           </div>
         ))}
@@ -108,7 +125,7 @@ function Conversation({ server, token }) {
   );
 }
 
-function Part({ part, busy, pick }) {
+function Part({ part, busy, pick, decide }) {
   if (part.type === "text") return part.text;
   if (!part.type.startsWith("tool-")) return null;
   const name = part.type.slice("tool-".length);
@@ -119,6 +136,17 @@ function Part({ part, busy, pick }) {
       {part.state === "output-available" ? <div>→ {text(part.output)}</div> : null}
       {part.state === "output-error" ? <div>→ {part.errorText}</div> : null}
       {part.state === "output-denied" ? <div>→ denied</div> : null}
+      {part.state === "approval-requested" && !busy ? (
+        <div className="question">
+          {part.approval.requestReason ?? "May this call run?"}{" "}
+          <button type="button" onClick={() => decide(part.approval.id, true)}>
+            Allow
+          </button>
+          <button type="button" onClick={() => decide(part.approval.id, false)}>
+            Deny
+          </button>
+        </div>
+      ) : null}
       {part.state === "input-available" && name === PICK_COLOR.name && !busy
         ? colors(part.input).map((color) => (
             <button key={color} type="button" onClick={() => pick(part.toolCallId, color)}>
