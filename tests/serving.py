@@ -11,10 +11,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,9 @@ from toolwire.messages import Message, message_from_dict
 
 @dataclass
 class Server:
+    """A running `toolwire serve`; what it prints after its start is read as it prints (`printed`):
+    a server blocked on a full pipe serves nobody."""
+
     process: subprocess.Popen[str]
     url: str
     data_dir: Path
@@ -32,6 +36,14 @@ class Server:
     """The token given, or the one the server printed."""
     started: list[str]
     """The lines it printed up to the "serving" line (included)."""
+    printed: list[str] = field(default_factory=list[str])
+    """The lines it printed since, so far."""
+    _reader: threading.Thread | None = None
+
+    def __post_init__(self) -> None:
+        assert self.process.stdout is not None
+        self._reader = threading.Thread(target=self.printed.extend, args=(self.process.stdout,), daemon=True)
+        self._reader.start()
 
     def kill(self) -> None:
         """kill -9: no cleanup of any kind."""
@@ -39,10 +51,17 @@ class Server:
         self.process.wait(timeout=10)
 
     def stop(self, sig: signal.Signals = signal.SIGTERM) -> tuple[int, str]:
-        """Send `sig` (a graceful stop); return the exit status and what the server printed meanwhile."""
-        self.process.send_signal(sig)
-        output, _ = self.process.communicate(timeout=30)
-        return self.process.returncode, output
+        """Send `sig` (a graceful stop); return the exit status and what the server printed since its start."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        self.process.wait(timeout=30)
+        self.read_all()
+        return self.process.returncode, "".join(self.printed)
+
+    def read_all(self) -> None:
+        """Wait until everything the (stopped) server printed is read."""
+        if self._reader is not None:
+            self._reader.join(timeout=30)
 
 
 @contextmanager
@@ -88,8 +107,9 @@ def serve_command(tmp_path: Path, *arguments: str, token: str | None, data_dir: 
         process.wait(timeout=10)
         process.stdout.close()
         raise AssertionError("the server printed no token:\n" + "".join(lines))
+    server = Server(process, match.group(1), data, token, lines)
     try:
-        yield Server(process, match.group(1), data, token, lines)
+        yield server
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGINT)
@@ -98,6 +118,7 @@ def serve_command(tmp_path: Path, *arguments: str, token: str | None, data_dir: 
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
+        server.read_all()
         process.stdout.close()
 
 

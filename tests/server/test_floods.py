@@ -14,7 +14,6 @@ import re
 import secrets
 import signal
 import textwrap
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
@@ -89,38 +88,13 @@ MIB = 1024 * 1024
 BURST, PER_SECOND = 100, 10.0  # the defaults of `RefusalLimit`
 
 
-@dataclass
-class Served:
-    """A running server and what it printed so far (read as it prints: 1,000 connections print more
-    than a pipe holds, and a server blocked on its log serves nobody)."""
-
-    server: Server
-    printed: list[str]
-    reader: threading.Thread
-
-    def stop(self) -> None:
-        """Stop the server (Ctrl-C), and wait until everything it printed is read."""
-        if self.server.process.poll() is None:
-            self.server.process.send_signal(signal.SIGINT)
-            self.server.process.wait(timeout=30)
-        self.reader.join(timeout=30)
-
-
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
+def served(tmp_path: Path) -> Iterator[Server]:
     tokens = tmp_path / "tokens"
     tokens.write_text(f"alice {TOKEN}\nbob {OTHER_TOKEN}\n")
     options = ("--tokens", str(tokens), "--max-conversations", "5000")
     with serve_app(tmp_path, APP_SOURCE, "floodapp", *options, token=TOKEN) as server:
-        assert server.process.stdout is not None
-        printed: list[str] = []
-        reader = threading.Thread(target=printed.extend, args=(server.process.stdout,), daemon=True)
-        reader.start()
-        running = Served(server, printed, reader)
-        try:
-            yield running
-        finally:
-            running.stop()
+        yield server  # it prints as it serves (1,000 connections print more than a pipe holds): read as it prints
 
 
 @dataclass
@@ -181,8 +155,8 @@ async def flood_anew(url: str, count: int, token: str = TOKEN, request_id: str |
         return await flood(Peer(socket, connection), count, request_id)
 
 
-async def test_a_flood_of_results_for_unknown_requests_is_cut_off_with_108_then_close_1008(served: Served) -> None:
-    async with peer(served.server.url) as mallory:
+async def test_a_flood_of_results_for_unknown_requests_is_cut_off_with_108_then_close_1008(served: Server) -> None:
+    async with peer(served.url) as mallory:
         seen = await flood(mallory, 10_000)
     *refused, last = seen.errors
     assert {error.code for error in refused} == {ErrorCode.RESULT_REFUSED}
@@ -190,8 +164,8 @@ async def test_a_flood_of_results_for_unknown_requests_is_cut_off_with_108_then_
     assert BURST < len(refused) <= BURST + PER_SECOND * seen.seconds + 1  # the bucket: a burst, then a rate
 
 
-async def test_refused_results_are_logged_in_a_few_lines_not_one_each(served: Served) -> None:
-    server = served.server
+async def test_refused_results_are_logged_in_a_few_lines_not_one_each(served: Server) -> None:
+    server = served
     async with peer(server.url) as alice:
         await alice.send(RegisterTools(groups=(OPEN_GROUP,)))
         await alice.until(MessageType.REGISTER_TOOLS_RESULT)
@@ -200,7 +174,7 @@ async def test_refused_results_are_logged_in_a_few_lines_not_one_each(served: Se
         assert isinstance(request, ToolUseRequest)
         # Results for alice's request from bob: foreign. Cut off, bob comes back for more, five times.
         floods = [await flood_anew(server.url, 1_000, OTHER_TOKEN, request.id) for _ in range(6)]
-    served.stop()
+    served.stop(signal.SIGINT)
     refusal_lines = [line for line in served.printed if "refused" in line]
     assert {seen.close_code for seen in floods} == {1008}
     # Per conversation bob got (one, or more when the allowance grew back between floods on a slow
@@ -225,8 +199,8 @@ async def test_a_principal_cut_off_is_refused_new_connections_while_others_conne
     assert other
 
 
-async def test_a_neighbour_is_served_throughout_a_flood(served: Served) -> None:
-    server, answers = served.server, list[str]()
+async def test_a_neighbour_is_served_throughout_a_flood(served: Server) -> None:
+    server, answers = served, list[str]()
     async with peer(server.url) as mallory, peer(server.url, token=OTHER_TOKEN) as neighbour:
         async with anyio.create_task_group() as group:
             group.start_soon(flood, mallory, 10_000)
@@ -258,8 +232,8 @@ def rss_mib(server: Server, field: str = "VmRSS") -> float:
     return int(match.group(1)) / 1024
 
 
-async def test_memory_returns_to_its_baseline_after_floods(served: Served) -> None:
-    server = served.server
+async def test_memory_returns_to_its_baseline_after_floods(served: Server) -> None:
+    server = served
 
     async def floods() -> None:
         for _ in range(5):  # the flooder comes back each time it is cut off (refused at once, or a few more)
@@ -316,8 +290,8 @@ async def wait_all_runs_finished(server: Server) -> None:
 
 
 @pytest.mark.timeout(400)  # two rounds of 1,000 conversations on a loaded 2-core machine
-async def test_memory_returns_to_its_baseline_after_2000_concurrent_calls_whose_clients_left(served: Served) -> None:
-    server = served.server
+async def test_memory_returns_to_its_baseline_after_2000_concurrent_calls_whose_clients_left(served: Server) -> None:
+    server = served
     # A first round fills the caches and pools and sets the high-water mark the RSS of the second
     # round stays under. (The store's memory of each thread's last outbox is dropped when the
     # server releases the conversation: before, its last 1,024 threads' varied in size.)
