@@ -151,6 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --http on loopback: no authentication (any process of this machine can call the tools)",
     )
     mcp_serve.add_argument("--tokens", type=Path, help="with --http: a file of 'PRINCIPAL TOKEN' lines")
+    doctor = commands.add_parser("doctor", help="check this installation and say what to do about each problem")
+    doctor.add_argument("--data-dir", type=Path, default=Path(".toolwire"), help="the data directory to check")
+    doctor.add_argument("--host", default="127.0.0.1", help="the address `toolwire serve` would listen on")
+    doctor.add_argument("--port", type=int, default=8765, help="the port `toolwire serve` would listen on")
     conversations = commands.add_parser(
         "conversations", help="list the conversations of a data directory, or cancel one"
     )
@@ -163,6 +167,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     cancel.add_argument("--reason", default="Canceled by the operator", help="the reason its open calls give")
     args = parser.parse_args(argv)
     try:
+        if args.command == "doctor":
+            from .doctor import checks, report
+
+            return report(checks(data_dir=args.data_dir, host=args.host, port=args.port), sys.stdout)
         if args.command == "conversations":
             return anyio.run(_conversations, args)
         if args.command == "mcp":

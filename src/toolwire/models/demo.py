@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 
-__all__ = ["DEMO_MODEL_FILENAME", "DEMO_MODEL_SHA256", "demo_model_path"]
+__all__ = ["DEMO_MODEL_FILENAME", "DEMO_MODEL_SHA256", "default_cache_dir", "demo_model_path"]
 
 DEMO_MODEL_FILENAME = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 """The name of the assembled file in the cache directory."""
@@ -54,7 +54,7 @@ def demo_model_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
         UsageError: The demo packages are not installed, or the assembled file does not have
             the expected SHA-256 (a damaged install).
     """
-    directory = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     target = directory / DEMO_MODEL_FILENAME
     stamp = target.with_name(target.name + ".stamp")
     if _stamp_matches(target, stamp):
@@ -75,7 +75,8 @@ def demo_model_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     return target
 
 
-def _default_cache_dir() -> Path:
+def default_cache_dir() -> Path:
+    """Where the demo file is kept: `$TOOLWIRE_CACHE_DIR`, else `$XDG_CACHE_HOME/toolwire`, else `~/.cache/toolwire`."""
     if configured := os.environ.get("TOOLWIRE_CACHE_DIR"):
         return Path(configured)
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
