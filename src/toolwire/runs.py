@@ -217,12 +217,11 @@ class RunLoop:
         toolset or the server's outbox marks it), not when it is allowed.
         """
         store = self.store
-        sent_by_toolset = {entry.call.id for entry in entries if entry.execution == "client"}
 
-        async def asking(call: ToolCall, allowed: bool) -> None:
+        async def asking(call: ToolCall, allowed: bool) -> None:  # rare: the batch's entries are looked at here
             if not allowed:
                 await store.set_call_state(thread_id, call.id, CallState.AWAITING_APPROVAL)
-            elif call.id not in sent_by_toolset:
+            elif not any(entry.call.id == call.id and entry.execution == "client" for entry in entries):
                 await store.set_call_state(thread_id, call.id, CallState.DISPATCHED)
 
         return asking
