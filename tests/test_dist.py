@@ -87,8 +87,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     except (AssertionError, OSError) as error:  # pragma: no cover - an interpreter built without venv
         pytest.skip(f"python -m venv is not available here: {error}")
     python = venv / "bin" / "python"
-    _run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--disable-pip-version-check",
-         wheel, "toolwire[server]")  # fmt: skip
+    pip = (sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check")
+    _run(*pip, "install", "--quiet", wheel, "toolwire[server]")  # README.md's line
     return Installed(python, venv / "bin" / "toolwire", tmp_path_factory.mktemp("elsewhere"))
 
 
@@ -138,17 +138,23 @@ CLIENT = textwrap.dedent(
 )
 
 
+FETCH = """
+import sys, urllib.request
+for url in sys.argv[1:]:
+    with urllib.request.urlopen(url) as response:
+        print(response.status, response.headers.get_content_type())
+"""
+
+
 @pytest.mark.dist
 @pytest.mark.timeout(300)
 def test_the_installed_server_and_client_do_a_round_trip(installed: Installed) -> None:
     (installed.folder / "client.py").write_text(CLIENT)
     with serve_installed(installed.toolwire, installed.folder) as server:
         printed = installed.run(installed.python, "client.py", server.url, TOKEN, json.dumps(IDE_GROUP))
-        page = installed.run(
-            installed.python, "-c", "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).status)",
-            server.url.replace("ws://", "http://").removesuffix("/ws") + "/",
-        )  # fmt: skip
+        site = server.url.replace("ws://", "http://").removesuffix("/ws")
+        fetched = installed.run(installed.python, "-c", FETCH, f"{site}/", f"{site}/static/toolwire-client.js")
     answer, module = printed.splitlines()
     assert answer == ANSWER
     assert Path(module).is_relative_to(installed.python.parent.parent)
-    assert page == "200\n"
+    assert fetched == "200 text/html\n200 text/javascript\n"  # the page and its files are in the wheel
