@@ -54,17 +54,21 @@ def _run(folder: Path, *command: str) -> str:
     return done.stdout
 
 
+def _checkout(folder: Path) -> Path:
+    """A copy of web/ and of the shipped bundle it packs, so that the checkout is left alone; its web/."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("npm is not on PATH: packing the TypeScript client needs Node.js 20+ and npm")
+    shutil.copytree(ROOT / "web", folder / "web", ignore=shutil.ignore_patterns("node_modules", ".test-build", "dist"))
+    shutil.copytree(ROOT / STATIC, folder / STATIC)
+    return folder / "web"
+
+
 @pytest.fixture(scope="module")
 def tarball(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`npm pack` of a copy of web/ (and of the shipped bundle it packs), so the checkout is left alone."""
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        pytest.skip("npm is not on PATH: packing the TypeScript client needs Node.js 20+ and npm")
-    copy = tmp_path_factory.mktemp("checkout")
-    shutil.copytree(ROOT / "web", copy / "web", ignore=shutil.ignore_patterns("node_modules", ".test-build", "dist"))
-    shutil.copytree(ROOT / STATIC, copy / STATIC)
+    """`npm pack` of a copy of web/."""
+    web = _checkout(tmp_path_factory.mktemp("checkout"))
     packed = tmp_path_factory.mktemp("packed")
-    _run(copy / "web", npm, "pack", "--pack-destination", str(packed))
+    _run(web, shutil.which("npm") or "npm", "pack", "--pack-destination", str(packed))
     [found] = packed.glob("toolwire-client-*.tgz")
     return found
 
@@ -73,8 +77,10 @@ def test_the_tarball_holds_the_module_its_types_and_an_exports_map(tarball: Path
     with tarfile.open(tarball) as archive:
         names = sorted(archive.getnames())
         manifest = archive.extractfile("package/package.json")
-        assert manifest is not None
+        source_map = archive.extractfile("package/dist/toolwire-client.js.map")
+        assert manifest is not None and source_map is not None
         package = json.load(manifest)
+        sources: list[str] = json.load(source_map)["sources"]
     assert names == [
         "package/README.md",
         "package/dist/toolwire-client.d.ts",
@@ -85,6 +91,23 @@ def test_the_tarball_holds_the_module_its_types_and_an_exports_map(tarball: Path
     assert package["exports"]["."] == {"types": "./dist/toolwire-client.d.ts", "import": "./dist/toolwire-client.js"}
     assert package["types"] == "./dist/toolwire-client.d.ts"
     assert "dependencies" not in package
+    # Relative to dist/, as if the package were web/ (the contents are in the map).
+    assert "../src/client.ts" in sources and all(
+        source.startswith(("../src/", "../node_modules/")) for source in sources
+    )
+
+
+def test_packing_refuses_a_bundle_older_than_its_sources(tmp_path: Path) -> None:
+    web = _checkout(tmp_path)
+    with (web / "src" / "client.ts").open("a") as source:
+        source.write("// edited, not rebuilt\n")
+    done = subprocess.run(
+        [shutil.which("npm") or "npm", "pack", "--dry-run"], cwd=web, capture_output=True, text=True, timeout=100
+    )
+    assert done.returncode != 0
+    assert (
+        "changed since the shipped bundle was built: src/client.ts; run `npm ci && npm run build` first" in done.stderr
+    )
 
 
 def test_the_installed_tarball_connects_to_a_live_server(tarball: Path, tmp_path: Path) -> None:

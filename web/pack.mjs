@@ -7,14 +7,15 @@
 // no node_modules. It refuses when an input of the build changed since that bundle was built.
 
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SHIPPED = resolve(HERE, "../src/toolwire/server/static");
 const OUT = join(HERE, "dist");
 const FILES = ["toolwire-client.js", "toolwire-client.js.map", "toolwire-client.d.ts"];
+const MAP = "toolwire-client.js.map";
 
 const sha256 = (path) => createHash("sha256").update(readFileSync(path)).digest("hex");
 
@@ -33,4 +34,9 @@ if (stale.length > 0) {
 rmSync(OUT, { recursive: true, force: true });
 mkdirSync(OUT);
 for (const name of FILES) copyFileSync(join(SHIPPED, name), join(OUT, name));
+// The map names its sources relative to the shipped directory; in the package, relative to dist/
+// as if the package were this folder (`../src/client.ts`). Their contents are in the map.
+const map = JSON.parse(readFileSync(join(SHIPPED, MAP), "utf8"));
+map.sources = map.sources.map((source) => relative(OUT, resolve(SHIPPED, source)).split("\\").join("/"));
+writeFileSync(join(OUT, MAP), JSON.stringify(map));
 console.log(`packing ${FILES.map((name) => `dist/${name}`).join(", ")}`);
