@@ -6,6 +6,8 @@ dependencies (@msgpack/msgpack is inlined), so `npm install --offline <tarball>`
 A script in that folder imports the client by its package name, the way an application does,
 and does one turn with `toolwire serve`, its client tool included. Node 20 has a global
 `WebSocket` behind `--experimental-websocket` (22 has it on by default), so no `ws` is needed.
+An application's TypeScript type-checks against the installed declarations (found through the
+`exports` map's `types`, with `moduleResolution: NodeNext`).
 """
 
 from __future__ import annotations
@@ -128,3 +130,39 @@ def test_the_installed_tarball_connects_to_a_live_server(tarball: Path, tmp_path
     with serve_command(serving, "--app", "package_app:make_agent", token=TOKEN) as server:
         printed = _run(app, node, *flags, "main.mjs", server.url, TOKEN, json.dumps(IDE_GROUP))
     assert json.loads(printed) == {"answer": ANSWER}
+
+
+CONSUMER = """
+import { connect, type ToolwireClient } from "@toolwire/client";
+
+const client: ToolwireClient = await connect("ws://127.0.0.1:8765/ws", {
+  token: "t",
+  handlers: { OpenFile: ({ path }) => `opened ${String(path)}` },
+});
+const answer: string = await client.ask("hi");
+console.log(answer);
+// @ts-expect-error: the token is required
+await connect("ws://127.0.0.1:8765/ws", {});
+"""
+
+
+def test_an_application_type_checks_against_the_installed_declarations(tarball: Path, tmp_path: Path) -> None:
+    # TypeScript itself at the version web/ pins (already the client's dev dependency, so in npm's cache).
+    typescript = json.loads((ROOT / "web" / "package.json").read_text())["devDependencies"]["typescript"]
+    (tmp_path / "package.json").write_text(json.dumps({"name": "app", "private": True, "type": "module"}))
+    npm = shutil.which("npm") or "npm"
+    _run(
+        tmp_path,
+        npm,
+        "install",
+        "--prefer-offline",
+        "--no-audit",
+        "--no-fund",
+        str(tarball),
+        f"typescript@{typescript}",
+    )
+    (tmp_path / "main.ts").write_text(CONSUMER)
+    options = {"target": "ES2022", "module": "NodeNext", "moduleResolution": "NodeNext", "strict": True, "noEmit": True}
+    config = {"compilerOptions": {**options, "lib": ["ES2022", "DOM"], "types": []}, "files": ["main.ts"]}
+    (tmp_path / "tsconfig.json").write_text(json.dumps(config))
+    _run(tmp_path, shutil.which("node") or "node", "node_modules/typescript/bin/tsc", "-p", ".")
