@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup local run serve example chat test format lint typecheck pytest bench
+.PHONY: setup local run serve example chat test format lint typecheck pytest bench dist
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -48,6 +48,15 @@ typecheck: setup
 
 pytest: setup
 	PYTHONASYNCIODEBUG=1 $(PY) -m pytest
+
+# The packages, into dist/: the wheel and sdist (checked by twine) and the TypeScript client's npm
+# tarball (web/pack.mjs packs the bundle shipped in src/toolwire/server/static/, with its types).
+# tests/test_dist.py and tests/test_ts_package.py install them in fresh folders (`-m "not dist"` skips them).
+dist: setup
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+	cd web && npm pack --pack-destination ../dist
 
 bench: setup
 	$(PY) bench/invoke_overhead.py
