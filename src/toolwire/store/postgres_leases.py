@@ -1,0 +1,81 @@
+"""`PostgresLeases`: one writer per conversation among replicas sharing a database (`LeaseStore`).
+
+A lease is a row of `leases` (`conversation`, `owner`, `epoch`, `expires_at`), never deleted, so
+an epoch never repeats. Each operation is one statement, timed by the database server's clock:
+
+- acquire: `INSERT ... ON CONFLICT DO UPDATE SET epoch = epoch + 1 ... WHERE expires_at <= now`
+  (free or expired: the next epoch; held: nothing, and None);
+- renew: `UPDATE ... SET expires_at = now + ttl WHERE owner = mine AND epoch = mine`;
+- release: the same, setting `expires_at` to `-infinity` (the next acquire takes it at once).
+
+The store remembers the lease it took of each conversation: its writes that depend on owning it
+carry its epoch (`PostgresDatabase._owning`), and fail with `Fenced` once another replica took
+the lease over. A released lease keeps fencing (a late write of a replica that handed over is
+refused once the next one took the lease), until this store takes the conversation again.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .postgres_database import KEPT_LEASES, PostgresDatabase
+from .records import Lease
+
+__all__ = ["PostgresLeases"]
+
+_ACQUIRE: Final = (
+    "INSERT INTO leases AS l (conversation, owner, epoch, expires_at)"
+    " VALUES (%(c)s, %(owner)s, 1, clock_timestamp() + make_interval(secs => %(ttl)s))"
+    " ON CONFLICT (conversation) DO UPDATE SET owner = excluded.owner, epoch = l.epoch + 1,"
+    " expires_at = excluded.expires_at WHERE l.expires_at <= clock_timestamp()"
+    " RETURNING epoch, extract(epoch FROM expires_at)::float8"
+)
+_RENEW: Final = (
+    "UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => %(ttl)s)"
+    " WHERE conversation = %(c)s AND owner = %(owner)s AND epoch = %(epoch)s"
+)
+_RELEASE: Final = (
+    "UPDATE leases SET expires_at = '-infinity' WHERE conversation = %(c)s AND owner = %(owner)s AND epoch = %(epoch)s"
+)
+_HOLDER: Final = (
+    "SELECT owner, epoch, extract(epoch FROM expires_at)::float8 FROM leases"
+    " WHERE conversation = %s AND expires_at > clock_timestamp()"
+)
+
+
+def _params(lease: Lease, **more: Any) -> dict[str, Any]:
+    return {"c": lease.conversation, "owner": lease.owner, "epoch": lease.epoch, **more}
+
+
+class PostgresLeases(PostgresDatabase):
+    """The `LeaseStore` part of `PostgresStore`, and the leases its writes are fenced with."""
+
+    async def acquire(self, conversation: str, owner: str, ttl: float) -> Lease | None:
+        """Take the conversation's lease for `ttl` seconds if it is free or expired; None while another holds it.
+
+        From now on this store's writes that depend on owning the conversation are fenced with
+        the new epoch.
+        """
+        row = await self._fetchone(_ACQUIRE, {"c": conversation, "owner": owner, "ttl": float(ttl)})
+        if row is None:
+            return None
+        lease = Lease(conversation, owner, int(row[0]), float(row[1]))
+        held = self._held
+        held.pop(conversation, None)  # (newest last: the oldest are forgotten first)
+        held[conversation] = lease
+        if len(held) > KEPT_LEASES:
+            del held[next(iter(held))]
+        return lease
+
+    async def renew(self, lease: Lease, ttl: float) -> bool:
+        """Extend the lease to `ttl` seconds from now; False when another replica took it over."""
+        return await self._write(_RENEW, _params(lease, ttl=float(ttl))) == 1
+
+    async def release(self, lease: Lease) -> None:
+        """Give the lease up: it expires now (its epoch stays, and keeps fencing this store's writes)."""
+        await self._write(_RELEASE, _params(lease))
+
+    async def holder(self, conversation: str) -> Lease | None:
+        """Return the conversation's lease while someone holds it (None when free or expired)."""
+        row = await self._fetchone(_HOLDER, (conversation,))
+        return None if row is None else Lease(conversation, row[0], int(row[1]), float(row[2]))
