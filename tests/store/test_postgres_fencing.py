@@ -164,3 +164,32 @@ async def test_taking_the_lease_again_fences_with_the_new_epoch(
     with pytest.raises(Fenced):
         await b.append_messages("t1", [UserMessage("late")])
     assert await a.load_messages("t1") == [UserMessage("mine again")]
+
+
+async def test_a_replica_hears_handover_requests_and_releases(
+    replicas: tuple[PostgresStore, PostgresStore],
+) -> None:
+    import anyio
+
+    a, b = replicas
+    heard: list[tuple[str, str]] = []
+    both = anyio.Event()
+
+    def wake(kind: str, conversation: str) -> None:
+        heard.append((kind, conversation))
+        if len([name for _, name in heard if name == "t1"]) == 2:
+            both.set()
+
+    lease = await a.acquire("t1", "replica-a", HOUR)
+    assert lease is not None
+    async with anyio.create_task_group() as group:
+        group.start_soon(a.listen, wake)
+        with anyio.fail_after(10):
+            while not heard:  # LISTEN is in place once a wake-up arrives
+                await b.ask_handover("t0")
+                await anyio.sleep(0.05)
+            await b.ask_handover("t1")
+            await a.release(lease)
+            await both.wait()
+        group.cancel_scope.cancel()
+    assert [(kind, name) for kind, name in heard if name == "t1"] == [("handover", "t1"), ("released", "t1")]

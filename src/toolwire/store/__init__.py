@@ -270,6 +270,22 @@ class LeaseStore(Protocol):
         """Return the conversation's lease while someone holds it (None when free or expired)."""
         ...
 
+    async def ask_handover(self, conversation: str) -> None:
+        """Ask the conversation's holder, wherever it runs, to hand it over (a wake-up: see `listen`)."""
+        ...
+
+    async def listen(self, wake: Callable[[str, str], None]) -> None:
+        """Call `wake(kind, conversation)` for each wake-up of any replica, until cancelled.
+
+        `kind` is `"handover"` (someone asked for the conversation: its holder should hand it
+        over) or `"released"` (its lease was just released: a replica waiting for it may take
+        it). Wake-ups carry ids only and may be lost (a connection dropped): waiters poll too.
+
+        Raises:
+            Exception: The store's connection failed (call it again after a pause).
+        """
+        ...
+
 
 class Store(ThreadStore, ApprovalStore, ClientStateStore, WireStateStore, Protocol):
     """Every store interface in one backend: what `Agent(store=)` and the server take.

@@ -10,6 +10,9 @@ the process, as is every replica a lease could have kept out.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+
+import anyio
 
 from .records import Lease
 
@@ -54,6 +57,13 @@ class LocalLeases:
         """Return the conversation's lease while someone holds it (None when free or expired)."""
         lease = self._leases().get(conversation)
         return lease if lease is not None and lease.expires_at > time.time() else None
+
+    async def ask_handover(self, conversation: str) -> None:
+        """Nothing: one process holds every lease of this store (there is nobody to ask)."""
+
+    async def listen(self, wake: Callable[[str, str], None]) -> None:
+        """Wait until cancelled: nothing wakes a replica of a single-process store."""
+        await anyio.sleep_forever()
 
 
 def _same(stored: Lease | None, lease: Lease) -> bool:

@@ -6,7 +6,13 @@ an epoch never repeats. Each operation is one statement, timed by the database s
 - acquire: `INSERT ... ON CONFLICT DO UPDATE SET epoch = epoch + 1 ... WHERE expires_at <= now`
   (free or expired: the next epoch; held: nothing, and None);
 - renew: `UPDATE ... SET expires_at = now + ttl WHERE owner = mine AND epoch = mine`;
-- release: the same, setting `expires_at` to `-infinity` (the next acquire takes it at once).
+- release: the same, setting `expires_at` to `-infinity` (the next acquire takes it at once),
+  and `pg_notify('<schema>_released', conversation)` in the same statement.
+
+Hand-off wake-ups are PostgreSQL notifications carrying a conversation id only, on the channels
+`<schema>_handover` (`ask_handover`: the holder should hand over) and `<schema>_released` (a
+lease was released: a waiting replica may take it); with the default schema, `toolwire_handover`
+and `toolwire_released`. `listen` holds a connection of its own that does nothing else.
 
 The store remembers the lease it took of each conversation: its writes that depend on owning it
 carry its epoch (`PostgresDatabase._owning`), and fail with `Fenced` once another replica took
@@ -16,6 +22,7 @@ refused once the next one took the lease), until this store takes the conversati
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from .postgres_database import KEPT_LEASES, PostgresDatabase
@@ -35,8 +42,11 @@ _RENEW: Final = (
     " WHERE conversation = %(c)s AND owner = %(owner)s AND epoch = %(epoch)s"
 )
 _RELEASE: Final = (
-    "UPDATE leases SET expires_at = '-infinity' WHERE conversation = %(c)s AND owner = %(owner)s AND epoch = %(epoch)s"
+    "WITH gone AS (UPDATE leases SET expires_at = '-infinity'"
+    " WHERE conversation = %(c)s AND owner = %(owner)s AND epoch = %(epoch)s RETURNING conversation)"
+    " SELECT pg_notify(%(channel)s, conversation) FROM gone"
 )
+_KINDS: Final = ("handover", "released")
 _HOLDER: Final = (
     "SELECT owner, epoch, extract(epoch FROM expires_at)::float8 FROM leases"
     " WHERE conversation = %s AND expires_at > clock_timestamp()"
@@ -73,9 +83,34 @@ class PostgresLeases(PostgresDatabase):
 
     async def release(self, lease: Lease) -> None:
         """Give the lease up: it expires now (its epoch stays, and keeps fencing this store's writes)."""
-        await self._write(_RELEASE, _params(lease))
+        await self._fetchall(_RELEASE, _params(lease, channel=f"{self.schema}_released"))
 
     async def holder(self, conversation: str) -> Lease | None:
         """Return the conversation's lease while someone holds it (None when free or expired)."""
         row = await self._fetchone(_HOLDER, (conversation,))
         return None if row is None else Lease(conversation, row[0], int(row[1]), float(row[2]))
+
+    async def ask_handover(self, conversation: str) -> None:
+        """Ask the conversation's holder to hand it over: `NOTIFY <schema>_handover, '<conversation>'`."""
+        await self._fetchall("SELECT pg_notify(%s, %s)", (f"{self.schema}_handover", conversation))
+
+    async def listen(self, wake: Callable[[str, str], None]) -> None:
+        """Call `wake(kind, conversation)` for each hand-off wake-up (`handover`, `released`), until cancelled.
+
+        Holds a connection of its own, which only listens.
+
+        Raises:
+            psycopg.OperationalError: The connection failed or was lost.
+        """
+        import psycopg
+        from psycopg import sql
+
+        await self._ready()  # the schema exists
+        async with await psycopg.AsyncConnection.connect(self._dsn, **self._connect_args) as db:
+            for kind in _KINDS:
+                await db.execute(sql.SQL("LISTEN {}").format(sql.Identifier(f"{self.schema}_{kind}")))
+            prefix = f"{self.schema}_"
+            async for note in db.notifies():
+                kind = note.channel.removeprefix(prefix)
+                if kind in _KINDS:
+                    wake(kind, note.payload)
