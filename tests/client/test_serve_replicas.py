@@ -218,3 +218,38 @@ async def test_a_replica_stopped_past_its_lease_is_fenced_out_when_it_comes_back
     assert messages[-1] == AssistantMessage("Done: opened a.toml")
     printed = "".join(a.printed)
     assert "another replica owns it now" in printed or "its lease was lost" in printed
+
+
+async def test_a_sweeper_resumes_the_run_of_a_replica_killed_mid_run_with_no_client_attached(
+    tmp_path: Path, postgres: PgCluster
+) -> None:
+    from toolwire.messages import AssistantMessage, ToolResultMessage
+    from toolwire.store.postgres import PostgresStore
+
+    async def ask_until_closed(client: Client, text: str) -> None:
+        with pytest.raises(ConnectionClosed):
+            await client.ask(text)
+
+    with replica(tmp_path, postgres, "replica-a") as a, replica(tmp_path, postgres, "replica-b"):
+        async with anyio.create_task_group() as group, AsyncExitStack() as stack:
+            first = await stack.enter_async_context(connect(a.url, token=TOKEN, reconnect=False))
+            conversation = first.conversation_id
+            group.start_soon(ask_until_closed, first, plan(("wait_for_ever", {})))
+            async with PostgresStore(postgres.dsn) as store:
+                with anyio.fail_after(10):  # A runs the server tool
+                    while not await store.open_calls(conversation):  # noqa: ASYNC110 (another process's)
+                        await anyio.sleep(0.05)
+                a.kill()
+                with anyio.fail_after(30):  # B's sweeper takes it over once A's lease expired, and resumes
+                    while not (  # noqa: ASYNC110
+                        (messages := await store.load_messages(conversation))
+                        and isinstance(messages[-1], AssistantMessage)
+                        and not messages[-1].tool_calls
+                    ):
+                        await anyio.sleep(0.1)
+                assert await store.open_calls(conversation) == []
+    [result] = [m.result for m in messages if isinstance(m, ToolResultMessage)]
+    assert result.type.name == "CANCELED"  # a server tool in flight is never run again
+    assert messages[-1].text.startswith("Failed (CANCELED")
+    owner = await lease_of(postgres, conversation)
+    assert owner is not None and owner[:2] == ("replica-b", 2)

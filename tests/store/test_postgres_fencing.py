@@ -193,3 +193,27 @@ async def test_a_replica_hears_handover_requests_and_releases(
             await both.wait()
         group.cancel_scope.cancel()
     assert [(kind, name) for kind, name in heard if name == "t1"] == [("handover", "t1"), ("released", "t1")]
+
+
+async def test_racing_sweepers_claim_each_abandoned_lease_once_and_fence_its_last_holder(
+    replicas: tuple[PostgresStore, PostgresStore],
+) -> None:
+    import anyio
+
+    a, b = replicas
+    for n in range(6):
+        assert await a.acquire(f"t{n}", "replica-a", 0) is not None
+    claims: list[list[Lease]] = []
+
+    async def sweep(store: PostgresStore, name: str) -> None:
+        claims.append(await store.claim_abandoned(name, HOUR, limit=4))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(sweep, a, "replica-a2")
+        group.start_soon(sweep, b, "replica-b")
+    claimed = sorted(lease.conversation for leases in claims for lease in leases)
+    assert claimed == [f"t{n}" for n in range(6)]
+    [t1] = [lease for leases in claims for lease in leases if lease.conversation == "t1"]
+    if t1.owner == "replica-b":  # A's own writes of t1 are fenced now
+        with pytest.raises(Fenced):
+            await a.append_messages("t1", [UserMessage("late")])

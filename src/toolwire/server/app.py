@@ -173,6 +173,7 @@ class ToolwireServer:
             self.replica = Replica(cast(LeaseStore, agent.store), leases)
             self.replica.on_lost = self._lost
             self.replica.on_handover = self._hand_over
+            self.replica.on_claimed = self._adopt
         self._handing_over: set[str] = set()
 
     @asynccontextmanager
@@ -201,6 +202,31 @@ class ToolwireServer:
         if conversation is not None:
             conversation.fence_out()
             self._forget(conversation)
+
+    async def _adopt(self, thread_id: str) -> None:
+        """Resume the run of a conversation the sweeper took over (its replica died), with no client attached.
+
+        A client that connects meanwhile joins it here. The lease is released when the run ended
+        and no client is connected.
+        """
+        async with self._opening:
+            known = self.conversations.get(thread_id)
+            principal = await self.agent.store.thread_principal(thread_id)
+            conversation = None
+            if known is None and principal is not None and not self.stopping:
+                conversation = await self._conversation(thread_id, principal)
+        if conversation is None:
+            if known is None and self.replica is not None:
+                await self.replica.give_up(thread_id)  # (an unknown thread: nothing to serve)
+            return
+        try:
+            async with anyio.create_task_group() as runs:
+                if await self.agent.unfinished(thread_id) and not self.stopping:
+                    _log.info("conversation %s: resuming the run of a replica that died", thread_id)
+                    conversation.start(runs, None)
+        except Fenced:
+            conversation.fence_out()
+        await self._release(conversation)
 
     async def _hand_over(self, thread_id: str) -> None:
         """Another replica asks for a conversation held here: drain (bounded), persist, close, release."""
@@ -446,7 +472,8 @@ class ToolwireServer:
         """The thread's conversation object, loaded if needed; None while another replica holds its lease."""
         if (conversation := self.conversations.get(thread_id)) is not None:
             return conversation
-        if self.replica is not None and not await self.replica.take(thread_id):
+        replica = self.replica
+        if replica is not None and thread_id not in replica.held and not await replica.take(thread_id):
             return None
         store = self.agent.store
         saved = await store.load_wire_state(thread_id)

@@ -5,9 +5,10 @@ conversation: the one holding its lease. The server takes the lease before it lo
 conversation, keeps it while a client is connected or a run goes on, and releases it after.
 `Replica.run` renews every lease held, well before it expires (a lease whose renewal fails is
 *lost*: its conversation's run stops at once and its socket closes, so the client reconnects
-elsewhere), and listens for hand-off wake-ups: another replica asking for a conversation held
-here (it is handed over: drained, persisted, released), or a lease released that a connection
-here waits for.
+elsewhere), listens for hand-off wake-ups (another replica asking for a conversation held here:
+it is handed over, drained, persisted, released; or a lease released that a connection here
+waits for), and sweeps: it takes over the conversations whose holder stopped renewing their
+leases without releasing them (it died), and resumes their runs with no client attached.
 
 ```
 replica B: acquire ─ held by A ─► NOTIFY handover 'c' ─► A: park the run, wait (≤ drain),
@@ -84,6 +85,8 @@ class Replica:
         """Called with a conversation whose lease was lost (renewal refused, or failing past expiry)."""
         self.on_handover: Callable[[str], Coroutine[Any, Any, None]] | None = None
         """Called (in a task of its own) with a conversation held here that another replica asks for."""
+        self.on_claimed: Callable[[str], Coroutine[Any, Any, None]] | None = None
+        """Called (in a task of its own) with a conversation the sweeper took over (its holder died)."""
 
     async def take(self, conversation: str) -> bool:
         """Take the conversation's lease now; False while another replica holds it."""
@@ -122,6 +125,24 @@ class Replica:
         async with anyio.create_task_group() as group:
             group.start_soon(self._renew)
             group.start_soon(self._listen, group)
+            group.start_soon(self._sweep, group)
+
+    async def _sweep(self, group: TaskGroup) -> None:
+        """Take over, every `renew_every` seconds, the conversations whose holders stopped renewing their leases."""
+        settings = self.settings
+        while True:
+            await anyio.sleep(settings.renew_every)
+            started = anyio.current_time()
+            try:
+                claimed = await self.store.claim_abandoned(settings.replica_id, settings.ttl)
+            except Exception as exc:
+                _log.warning("claiming abandoned conversations failed (%s)", exc)
+                continue
+            for lease in claimed:
+                _log.info("conversation %s: took it over from %s, whose lease expired", lease.conversation, lease.owner)
+                self.held[lease.conversation] = (lease, started + settings.ttl)
+                if self.on_claimed is not None:
+                    group.start_soon(self.on_claimed, lease.conversation)
 
     async def _renew(self) -> None:
         settings = self.settings

@@ -270,6 +270,16 @@ class LeaseStore(Protocol):
         """Return the conversation's lease while someone holds it (None when free or expired)."""
         ...
 
+    async def claim_abandoned(self, owner: str, ttl: float, *, limit: int = 16) -> list[Lease]:
+        """Take over up to `limit` leases that expired without being released (their holder died or stalled).
+
+        A released lease (its holder let go of the conversation) is not taken: only one whose
+        holder stopped renewing it while it served. Replicas that claim at the same time get
+        different conversations (`FOR UPDATE SKIP LOCKED` in `PostgresStore`). Each is taken as
+        by `acquire`, at the next epoch.
+        """
+        ...
+
     async def ask_handover(self, conversation: str) -> None:
         """Ask the conversation's holder, wherever it runs, to hand it over (a wake-up: see `listen`)."""
         ...

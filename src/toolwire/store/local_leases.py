@@ -58,6 +58,15 @@ class LocalLeases:
         lease = self._leases().get(conversation)
         return lease if lease is not None and lease.expires_at > time.time() else None
 
+    async def claim_abandoned(self, owner: str, ttl: float, *, limit: int = 16) -> list[Lease]:
+        """Take over up to `limit` leases that expired without being released (the next epoch each)."""
+        leases = self._leases()
+        now = time.time()
+        abandoned = [lease for lease in leases.values() if float("-inf") < lease.expires_at <= now][:limit]
+        for lease in abandoned:
+            leases[lease.conversation] = Lease(lease.conversation, owner, lease.epoch + 1, now + ttl)
+        return [leases[lease.conversation] for lease in abandoned]
+
     async def ask_handover(self, conversation: str) -> None:
         """Nothing: one process holds every lease of this store (there is nobody to ask)."""
 

@@ -7,7 +7,9 @@ an epoch never repeats. Each operation is one statement, timed by the database s
   (free or expired: the next epoch; held: nothing, and None);
 - renew: `UPDATE ... SET expires_at = now + ttl WHERE owner = mine AND epoch = mine`;
 - release: the same, setting `expires_at` to `-infinity` (the next acquire takes it at once),
-  and `pg_notify('<schema>_released', conversation)` in the same statement.
+  and `pg_notify('<schema>_released', conversation)` in the same statement;
+- claim_abandoned (the sweeper): the leases that expired without a release (`expires_at` in the
+  past but not `-infinity`), `FOR UPDATE SKIP LOCKED`, taken at the next epoch.
 
 Hand-off wake-ups are PostgreSQL notifications carrying a conversation id only, on the channels
 `<schema>_handover` (`ask_handover`: the holder should hand over) and `<schema>_released` (a
@@ -46,6 +48,14 @@ _RELEASE: Final = (
     " WHERE conversation = %(c)s AND owner = %(owner)s AND epoch = %(epoch)s RETURNING conversation)"
     " SELECT pg_notify(%(channel)s, conversation) FROM gone"
 )
+_CLAIM: Final = (
+    "WITH abandoned AS (SELECT conversation FROM leases WHERE expires_at <= clock_timestamp()"
+    " AND expires_at > '-infinity' ORDER BY expires_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED)"
+    " UPDATE leases l SET owner = %(owner)s, epoch = l.epoch + 1,"
+    " expires_at = clock_timestamp() + make_interval(secs => %(ttl)s) FROM abandoned"
+    " WHERE l.conversation = abandoned.conversation"
+    " RETURNING l.conversation, l.epoch, extract(epoch FROM l.expires_at)::float8"
+)
 _KINDS: Final = ("handover", "released")
 _HOLDER: Final = (
     "SELECT owner, epoch, extract(epoch FROM expires_at)::float8 FROM leases"
@@ -70,12 +80,28 @@ class PostgresLeases(PostgresDatabase):
         if row is None:
             return None
         lease = Lease(conversation, owner, int(row[0]), float(row[1]))
+        self._hold(lease)
+        return lease
+
+    async def claim_abandoned(self, owner: str, ttl: float, *, limit: int = 16) -> list[Lease]:
+        """Take over up to `limit` leases that expired without being released, in one statement.
+
+        `FOR UPDATE SKIP LOCKED`: replicas that claim at the same time get different conversations.
+        From now on this store's owning writes of each are fenced with its new epoch.
+        """
+        rows = await self._fetchall(_CLAIM, {"owner": owner, "ttl": float(ttl), "limit": limit})
+        leases = [Lease(conversation, owner, int(epoch), float(expires)) for conversation, epoch, expires in rows]
+        for lease in leases:
+            self._hold(lease)
+        return leases
+
+    def _hold(self, lease: Lease) -> None:
+        """Fence this store's owning writes of the lease's conversation with its epoch."""
         held = self._held
-        held.pop(conversation, None)  # (newest last: the oldest are forgotten first)
-        held[conversation] = lease
+        held.pop(lease.conversation, None)  # (newest last: the oldest are forgotten first)
+        held[lease.conversation] = lease
         if len(held) > KEPT_LEASES:
             del held[next(iter(held))]
-        return lease
 
     async def renew(self, lease: Lease, ttl: float) -> bool:
         """Extend the lease to `ttl` seconds from now; False when another replica took it over."""

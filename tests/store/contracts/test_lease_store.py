@@ -82,3 +82,16 @@ async def test_releasing_a_lease_that_moved_on_changes_nothing(store: LeaseStore
     second = await store.acquire("t1", "replica-b", HOUR)
     await store.release(first)
     assert await store.holder("t1") == second
+
+
+async def test_only_leases_that_expired_unreleased_are_claimed_as_abandoned(store: LeaseStore) -> None:
+    died = await store.acquire("t1", "replica-a", 0)
+    released = await store.acquire("t2", "replica-a", HOUR)
+    held = await store.acquire("t3", "replica-a", HOUR)
+    assert died is not None and released is not None and held is not None
+    await store.release(released)
+    [claimed] = await store.claim_abandoned("replica-b", HOUR)
+    assert (claimed.conversation, claimed.owner, claimed.epoch) == ("t1", "replica-b", 2)
+    assert await store.holder("t1") == claimed
+    assert await store.claim_abandoned("replica-c", HOUR) == []
+    assert await store.holder("t3") == held
