@@ -250,6 +250,7 @@ async def test_a_sweeper_resumes_the_run_of_a_replica_killed_mid_run_with_no_cli
                 assert await store.open_calls(conversation) == []
     [result] = [m.result for m in messages if isinstance(m, ToolResultMessage)]
     assert result.type.name == "CANCELED"  # a server tool in flight is never run again
-    assert messages[-1].text.startswith("Failed (CANCELED")
+    last = messages[-1]
+    assert isinstance(last, AssistantMessage) and last.text.startswith("Failed (CANCELED")
     owner = await lease_of(postgres, conversation)
     assert owner is not None and owner[:2] == ("replica-b", 2)
