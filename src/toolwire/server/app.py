@@ -107,10 +107,10 @@ def create_app(
             bucket they share); past it the connection is closed, and new ones are refused, with
             ErrorMessage 108 and close code 1008.
         leases: Serve as one of several replicas sharing the agent's store (a `PostgresStore`):
-            a conversation is served only under its lease (`LeaseSettings`). Run
-            `app.state.toolwire.replica()` (an async context) for the server's life: it renews
-            the leases and answers hand-off requests. None (the default): one process serves
-            every conversation of its store.
+            a conversation is served only under its lease (`LeaseSettings`). Enter
+            `app.state.toolwire.replicating()` (an async context) for the server's life: it
+            renews the leases, answers hand-off requests and sweeps abandoned conversations.
+            None (the default): one process serves every conversation of its store.
 
     Raises:
         UsageError: `store` is not the agent's store, or `max_conversations` is not positive.
