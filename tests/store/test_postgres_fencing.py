@@ -217,3 +217,47 @@ async def test_racing_sweepers_claim_each_abandoned_lease_once_and_fence_its_las
     if t1.owner == "replica-b":  # A's own writes of t1 are fenced now
         with pytest.raises(Fenced):
             await a.append_messages("t1", [UserMessage("late")])
+
+
+async def test_a_write_racing_a_takeover_waits_for_it_and_is_refused(
+    replicas: tuple[PostgresStore, PostgresStore], postgres: PgCluster
+) -> None:
+    import anyio
+    import psycopg
+
+    a, b = replicas
+    lease = await a.acquire("t1", "replica-a", 0)
+    assert lease is not None
+    schema = a.schema
+    async with await psycopg.AsyncConnection.connect(postgres.dsn) as takeover:  # (not autocommit)
+        await takeover.execute(f"UPDATE {schema}.leases SET epoch = epoch + 1, owner = 'replica-b'".encode())
+        outcome: list[BaseException | None] = []
+
+        async def write() -> None:
+            try:
+                await a.append_messages("t1", [UserMessage("racing")])
+            except Fenced as exc:
+                outcome.append(exc)
+            else:
+                outcome.append(None)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(write)
+            with anyio.fail_after(10):  # the write waits for the takeover's row lock
+                while not await _waiting_for_a_lock(postgres):  # noqa: ASYNC110 (another session's state)
+                    await anyio.sleep(0.02)
+            assert outcome == []
+            await takeover.commit()
+    assert len(outcome) == 1 and isinstance(outcome[0], Fenced)
+    assert await b.load_messages("t1") == []
+
+
+async def _waiting_for_a_lock(postgres: PgCluster) -> bool:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(postgres.dsn, autocommit=True) as db:
+        cursor = await db.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%lease_fence%'"
+        )
+        row = await cursor.fetchone()
+    return row is not None and row[0] > 0
