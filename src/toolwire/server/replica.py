@@ -145,21 +145,25 @@ class Replica:
                     group.start_soon(self.on_claimed, lease.conversation)
 
     async def _renew(self) -> None:
+        """Renew every lease held, every `renew_every` seconds, in one statement."""
         settings = self.settings
         while True:
             await anyio.sleep(settings.renew_every)
-            for conversation, (lease, lasts) in list(self.held.items()):
-                started = anyio.current_time()
-                try:
-                    renewed = await self.store.renew(lease, settings.ttl)
-                except Exception as exc:
-                    _log.warning("conversation %s: renewing its lease failed (%s)", conversation, exc)
-                    renewed = None
+            held = dict(self.held)
+            if not held:
+                continue
+            started = anyio.current_time()
+            try:
+                renewed = await self.store.renew_all([lease for lease, _ in held.values()], settings.ttl)
+            except Exception as exc:  # the database is away: a lease lasts until its expiry, then is lost
+                _log.warning("renewing %d leases failed (%s)", len(held), exc)
+                renewed = None
+            for conversation, (lease, lasts) in held.items():
                 if self.held.get(conversation, (None,))[0] is not lease:
                     continue  # given up (or taken again) meanwhile
-                if renewed:
+                if renewed is not None and conversation in renewed:
                     self.held[conversation] = (lease, started + settings.ttl)
-                elif renewed is False or anyio.current_time() >= lasts:
+                elif renewed is not None or anyio.current_time() >= lasts:
                     _log.warning("conversation %s: its lease was lost; stopping its run here", conversation)
                     del self.held[conversation]
                     self.on_lost(conversation)

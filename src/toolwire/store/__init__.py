@@ -258,6 +258,10 @@ class LeaseStore(Protocol):
         """
         ...
 
+    async def renew_all(self, leases: Sequence[Lease], ttl: float) -> set[str]:
+        """`renew` each lease (one round trip for all); return the conversations whose leases were renewed."""
+        ...
+
     async def release(self, lease: Lease) -> None:
         """Give the lease up (it expires now; its epoch stays): the next `acquire` takes it at once.
 

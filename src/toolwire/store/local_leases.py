@@ -10,7 +10,7 @@ the process, as is every replica a lease could have kept out.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import anyio
 
@@ -46,6 +46,10 @@ class LocalLeases:
             return False
         leases[lease.conversation] = Lease(lease.conversation, lease.owner, lease.epoch, time.time() + ttl)
         return True
+
+    async def renew_all(self, leases: Sequence[Lease], ttl: float) -> set[str]:
+        """`renew` each lease; return the conversations whose leases were renewed."""
+        return {lease.conversation for lease in leases if await self.renew(lease, ttl)}
 
     async def release(self, lease: Lease) -> None:
         """Give the lease up (it expires now, its epoch stays); nothing when it moved on already."""

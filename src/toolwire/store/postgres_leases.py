@@ -5,7 +5,8 @@ an epoch never repeats. Each operation is one statement, timed by the database s
 
 - acquire: `INSERT ... ON CONFLICT DO UPDATE SET epoch = epoch + 1 ... WHERE expires_at <= now`
   (free or expired: the next epoch; held: nothing, and None);
-- renew: `UPDATE ... SET expires_at = now + ttl WHERE owner = mine AND epoch = mine`;
+- renew: `UPDATE ... SET expires_at = now + ttl WHERE owner = mine AND epoch = mine` (`renew_all`:
+  every lease a replica holds, in one statement);
 - release: the same, setting `expires_at` to `-infinity` (the next acquire takes it at once),
   and `pg_notify('<schema>_released', conversation)` in the same statement;
 - claim_abandoned (the sweeper): the leases that expired without a release (`expires_at` in the
@@ -24,7 +25,7 @@ refused once the next one took the lease), until this store takes the conversati
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from .postgres_database import KEPT_LEASES, PostgresDatabase
@@ -42,6 +43,11 @@ _ACQUIRE: Final = (
 _RENEW: Final = (
     "UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => %(ttl)s)"
     " WHERE conversation = %(c)s AND owner = %(owner)s AND epoch = %(epoch)s"
+)
+_RENEW_ALL: Final = (
+    "UPDATE leases l SET expires_at = clock_timestamp() + make_interval(secs => %(ttl)s)"
+    " FROM unnest(%(cs)s::text[], %(owners)s::text[], %(epochs)s::bigint[]) AS h (conversation, owner, epoch)"
+    " WHERE l.conversation = h.conversation AND l.owner = h.owner AND l.epoch = h.epoch RETURNING l.conversation"
 )
 _RELEASE: Final = (
     "WITH gone AS (UPDATE leases SET expires_at = '-infinity'"
@@ -106,6 +112,18 @@ class PostgresLeases(PostgresDatabase):
     async def renew(self, lease: Lease, ttl: float) -> bool:
         """Extend the lease to `ttl` seconds from now; False when another replica took it over."""
         return await self._write(_RENEW, _params(lease, ttl=float(ttl))) == 1
+
+    async def renew_all(self, leases: Sequence[Lease], ttl: float) -> set[str]:
+        """`renew` each lease in one statement; return the conversations whose leases were renewed."""
+        if not leases:
+            return set()
+        params = {
+            "ttl": float(ttl),
+            "cs": [lease.conversation for lease in leases],
+            "owners": [lease.owner for lease in leases],
+            "epochs": [lease.epoch for lease in leases],
+        }
+        return {conversation for (conversation,) in await self._fetchall(_RENEW_ALL, params)}
 
     async def release(self, lease: Lease) -> None:
         """Give the lease up: it expires now (its epoch stays, and keeps fencing this store's writes)."""

@@ -95,3 +95,14 @@ async def test_only_leases_that_expired_unreleased_are_claimed_as_abandoned(stor
     assert await store.holder("t1") == claimed
     assert await store.claim_abandoned("replica-c", HOUR) == []
     assert await store.holder("t3") == held
+
+
+async def test_renewing_all_renews_the_leases_still_held_at_their_epochs(store: LeaseStore) -> None:
+    kept = await store.acquire("t1", "replica-a", 0)
+    lost = await store.acquire("t2", "replica-a", 0)
+    assert kept is not None and lost is not None
+    assert await store.acquire("t2", "replica-b", HOUR) is not None
+    assert await store.renew_all([kept, lost], HOUR) == {"t1"}
+    assert await store.renew_all([], HOUR) == set()
+    holder = await store.holder("t1")
+    assert holder is not None and holder.epoch == kept.epoch
