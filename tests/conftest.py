@@ -23,6 +23,7 @@ ON_TRIO_TOO = frozenset(
         "test_approval_store",
         "test_client_state_store",
         "test_wire_state_store",
+        "test_lease_store",
     }
 )
 

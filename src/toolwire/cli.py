@@ -128,6 +128,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="FILE",
         help='give the agent the tools of the MCP servers a JSON file lists ({"mcpServers": ...}; docs/mcp.md)',
     )
+    replicas = serve.add_argument_group(
+        "replicas", "with --store postgresql://...: several servers share the database, one per conversation at a time"
+    )
+    replicas.add_argument("--replica-id", metavar="NAME", help="this server's name in the leases (default: host:pid)")
+    replicas.add_argument(
+        "--lease-ttl", type=_positive_seconds, metavar="S", help="seconds a conversation's lease lasts unless renewed"
+        " (default 15): how long a dead replica's conversations wait for another"
+    )  # fmt: skip
+    replicas.add_argument(
+        "--lease-renew", type=_positive_seconds, metavar="S", help="seconds between renewals of the leases (default 5)"
+    )
+    replicas.add_argument(
+        "--lease-drain", type=_seconds, metavar="S",
+        help="seconds a replica asked to hand a conversation over waits for its run to stop (default 5)",
+    )  # fmt: skip
+    replicas.add_argument(
+        "--lease-wait", type=_seconds, metavar="S",
+        help="seconds a connection waits for another replica to hand its conversation over (default 8)",
+    )  # fmt: skip
     mcp = commands.add_parser("mcp", help="MCP: serve toolwire's tools to MCP clients (needs the 'mcp' extra)")
     mcp_commands = mcp.add_subparsers(dest="mcp_command", required=True)
     mcp_serve = mcp_commands.add_parser(
@@ -195,6 +214,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 agui=args.agui,
                 ai_sdk=args.ai_sdk,
                 mcp_servers=args.mcp_servers,
+                replica_id=args.replica_id,
+                lease_ttl=args.lease_ttl,
+                lease_renew=args.lease_renew,
+                lease_drain=args.lease_drain,
+                lease_wait=args.lease_wait,
             )
             return serve(options)
         if args.url is not None:
@@ -237,6 +261,25 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a number of seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds (0 or more), got {text!r}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    """An argparse type: a number of seconds above 0."""
+    value = _seconds(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
     return value
 
 

@@ -14,6 +14,7 @@ ToolwireError                        every exception toolwire defines derives fr
 ├── CallCanceled                     raised by `ToolContext.check_cancelled()` once the call was canceled
 ├── ProviderError                    a model provider could not be reached or refused a request
 ├── ClientDisconnected               a client tool's client was gone (`FailFast`)
+├── Fenced                           another replica took a conversation's lease: this one's write was refused
 │   └── ConnectionClosed             toolwire.client: the connection ended for good
 ├── RunFailed                        toolwire.client: the server refused the message, or the run failed
 ├── ProtocolError                    toolwire.protocol: a frame refused (answered with an ErrorMessage)
@@ -34,6 +35,7 @@ __all__ = [
     "CallCanceled",
     "ClientDisconnected",
     "EnvelopeError",
+    "Fenced",
     "InvalidArguments",
     "ProviderError",
     "RegistrationError",
@@ -137,3 +139,20 @@ class RegistrationError(ToolwireError, ValueError):
 
 class ClientDisconnected(ToolwireError):
     """The client that executes a thread's client tools is gone (and the strategy is `FailFast`)."""
+
+
+class Fenced(ToolwireError):
+    """Another replica took the conversation's lease (a newer epoch): this replica's write was refused.
+
+    Raised by a shared store (`PostgresStore`) for a write that depends on owning the conversation
+    (its transcript, its ledger entries, its protocol state) once the lease this store held moved
+    on. Nothing of the write was kept. Stop the conversation's run at once: its new owner goes on.
+    """
+
+    def __init__(self, conversation: str, epoch: int) -> None:
+        self.conversation = conversation
+        self.epoch = epoch
+        super().__init__(
+            f"conversation {conversation}: its lease moved past epoch {epoch} (another replica owns it now);"
+            " the write was refused, stop this conversation's run"
+        )

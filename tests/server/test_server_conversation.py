@@ -16,12 +16,12 @@ from toolwire.testing import ScriptedModel
 
 
 class SlowStore(MemoryStore):
-    """Counts saves of the protocol state, each of which waits until `release` (or fails)."""
+    """Counts saves of the protocol state, each of which waits until `answering` is set (or fails)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.saves: list[Mapping[str, Any] | None] = []
-        self.release = anyio.Event()
+        self.answering = anyio.Event()
         self.fail_next = False
 
     async def save_wire_state(
@@ -33,7 +33,7 @@ class SlowStore(MemoryStore):
         answered: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> frozenset[str]:
         self.saves.append(state)
-        await self.release.wait()
+        await self.answering.wait()
         if self.fail_next:
             self.fail_next = False
             raise OSError("disk full")
@@ -58,7 +58,7 @@ async def concurrently(store: SlowStore, *saves: Callable[[], Coroutine[Any, Any
         for save in saves:
             tasks.start_soon(save)
         await anyio.wait_all_tasks_blocked()
-        store.release.set()
+        store.answering.set()
 
 
 async def test_a_state_being_saved_is_not_saved_again(store: SlowStore, conversation: ServerConversation) -> None:
@@ -82,7 +82,7 @@ async def test_a_waiter_saves_itself_when_the_save_it_waited_for_failed(
 async def test_a_save_that_marks_calls_dispatched_is_never_skipped(
     store: SlowStore, conversation: ServerConversation
 ) -> None:
-    store.release.set()
+    store.answering.set()
     await conversation.save()
     await conversation.flush(dispatched=("call_1",))
     assert len(store.saves) == 2

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import cast
 
 import anyio
 import anyio.lowlevel
@@ -35,7 +36,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from ..errors import RegistrationError, UsageError
+from ..errors import Fenced, RegistrationError, UsageError
 from ..loop import Agent
 from ..protocol import (
     DEFAULT_LIMITS,
@@ -55,13 +56,11 @@ from ..protocol import (
     UserMessageBody,
     encode,
 )
-from ..store import CallState, Store
+from ..store import CallState, LeaseStore, Store
 from .auth import TokenAuth, redact
 from .refusals import DEFAULT_REFUSAL_LIMIT, ConnectionRefusals, RefusalLimit, Refusals
+from .replica import LeaseSettings, Replica
 from .server_conversation import ServerConversation
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["ToolwireServer", "create_app"]
 
@@ -90,6 +89,7 @@ def create_app(
     limits: Limits = DEFAULT_LIMITS,
     max_conversations: int | None = MAX_CONVERSATIONS,
     refusal_limit: RefusalLimit = DEFAULT_REFUSAL_LIMIT,
+    leases: LeaseSettings | None = None,
 ) -> Starlette:
     """Build the ASGI app serving `agent` over the WebSocket protocol.
 
@@ -106,6 +106,11 @@ def create_app(
         refusal_limit: How many refused frames a principal's connections may cause (a token
             bucket they share); past it the connection is closed, and new ones are refused, with
             ErrorMessage 108 and close code 1008.
+        leases: Serve as one of several replicas sharing the agent's store (a `PostgresStore`):
+            a conversation is served only under its lease (`LeaseSettings`). Enter
+            `app.state.toolwire.replicating()` (an async context) for the server's life: it
+            renews the leases, answers hand-off requests and sweeps abandoned conversations.
+            None (the default): one process serves every conversation of its store.
 
     Raises:
         UsageError: `store` is not the agent's store, or `max_conversations` is not positive.
@@ -119,6 +124,7 @@ def create_app(
         limits=limits,
         max_conversations=max_conversations,
         refusal_limit=refusal_limit,
+        leases=leases,
     )
     routes = [
         Route("/healthz", server.health),
@@ -145,6 +151,7 @@ class ToolwireServer:
         limits: Limits = DEFAULT_LIMITS,
         max_conversations: int | None = MAX_CONVERSATIONS,
         refusal_limit: RefusalLimit = DEFAULT_REFUSAL_LIMIT,
+        leases: LeaseSettings | None = None,
     ) -> None:
         if max_conversations is not None and max_conversations < 1:
             raise UsageError(f"max_conversations must be a positive number (or None: no cap), not {max_conversations}")
@@ -160,6 +167,89 @@ class ToolwireServer:
         self._opening = anyio.Lock()
         self.stopping = False
         """The server is stopping (`stop`): no frame is read, no run started."""
+        self.replica: Replica | None = None
+        """The leases this server holds, when it is one of several replicas of a shared store."""
+        if leases is not None:
+            self.replica = Replica(cast(LeaseStore, agent.store), leases)
+            self.replica.on_lost = self._lost
+            self.replica.on_handover = self._hand_over
+            self.replica.on_claimed = self._adopt
+        self._handing_over: set[str] = set()
+
+    @asynccontextmanager
+    async def replicating(self) -> AsyncGenerator[None]:
+        """Renew this server's leases and answer hand-off requests while inside; release every lease after.
+
+        Enter it for the server's life when it was created with `leases=` (`toolwire serve` does).
+        """
+        replica = self.replica
+        if replica is None:
+            yield
+            return
+        async with anyio.create_task_group() as group:
+            group.start_soon(replica.run)
+            try:
+                yield
+            finally:
+                group.cancel_scope.cancel()
+        with anyio.CancelScope(shield=True):
+            for thread_id in list(replica.held):  # the runs were parked and saved (`stop`)
+                await replica.give_up(thread_id)
+
+    def _lost(self, thread_id: str) -> None:
+        """The lease of a conversation held here was lost: stop its run now, close its socket."""
+        conversation = self.conversations.get(thread_id)
+        if conversation is not None:
+            conversation.fence_out()
+            self._forget(conversation)
+
+    async def _adopt(self, thread_id: str) -> None:
+        """Resume the run of a conversation the sweeper took over (its replica died), with no client attached.
+
+        A client that connects meanwhile joins it here. The lease is released when the run ended
+        and no client is connected.
+        """
+        async with self._opening:
+            known = self.conversations.get(thread_id)
+            principal = await self.agent.store.thread_principal(thread_id)
+            conversation = None
+            if known is None and principal is not None and not self.stopping:
+                conversation = await self._conversation(thread_id, principal)
+        if conversation is None:
+            if known is None and self.replica is not None:
+                await self.replica.give_up(thread_id)  # (an unknown thread: nothing to serve)
+            return
+        try:
+            async with anyio.create_task_group() as runs:
+                if await self.agent.unfinished(thread_id) and not self.stopping:
+                    _log.info("conversation %s: resuming the run of a replica that died", thread_id)
+                    conversation.start(runs, None)
+        except Fenced:
+            conversation.fence_out()
+        await self._release(conversation)
+
+    async def _hand_over(self, thread_id: str) -> None:
+        """Another replica asks for a conversation held here: drain (bounded), persist, close, release."""
+        replica = self.replica
+        if replica is None or thread_id in self._handing_over or thread_id not in replica.held:
+            return
+        self._handing_over.add(thread_id)
+        try:
+            conversation = self.conversations.get(thread_id)
+            if conversation is not None:
+                _log.info("conversation %s: handing it over to the replica that asked", thread_id)
+                conversation.park()
+                with anyio.move_on_after(replica.settings.drain):
+                    await conversation.wait_idle()
+                try:
+                    await conversation.save()
+                except Fenced:
+                    pass
+                conversation.fence_out(handed_over=True)  # writes nothing more; its socket closes
+                self._forget(conversation)
+            await replica.give_up(thread_id)
+        finally:
+            self._handing_over.discard(thread_id)
 
     async def stop(self, grace: float) -> None:
         """Stop serving: park every run in progress and wait (up to `grace` s) until they ended.
@@ -239,18 +329,26 @@ class ToolwireServer:
             await websocket.send_bytes(frame)
 
         async with anyio.create_task_group() as runs:  # runs outlive the socket; wait for them
-            await conversation.attach(connection, write)
+            kicked = anyio.CancelScope()
+            runs.start_soon(_close_when_kicked, websocket, conversation, kicked)
             acks = _Acknowledger(conversation, runs)
             refusals = self.refusals.connection(principal, conversation.thread_id)
             try:
+                await conversation.attach(connection, write)
                 if not self.stopping and await self.agent.unfinished(conversation.thread_id):
                     conversation.start(runs, None)
                 await self._serve(websocket, connection, conversation, runs, acks, refusals)
+            except Fenced:
+                pass  # another replica owns the conversation now: the socket closes, the client goes there
             finally:
+                kicked.cancel()
                 acks.stop()
                 conversation.detach(write)
-        await conversation.save()  # what the client acknowledged last is not replayed to the next one
-        self._release(conversation)
+        try:
+            await conversation.save()  # what the client acknowledged last is not replayed to the next one
+        except Fenced:
+            pass
+        await self._release(conversation)
 
     def _authenticate(self, websocket: WebSocket) -> str | None:
         origin = websocket.headers.get("origin")
@@ -292,37 +390,66 @@ class ToolwireServer:
             await websocket.send_bytes(connection.refuse(ErrorCode.TOO_MANY_REFUSALS, message))
             await _close(websocket, 1008)
             return None
-        async with self._opening:  # one conversation object per thread, even for racing connections
-            requested = hello.conversation_id
-            if requested:
-                refusal = await self._check_owner(requested, principal)
-                if refusal is not None:
-                    await websocket.send_bytes(connection.refuse(*refusal))
-                    await _close(websocket, 1008)
-                    return None
-                conversation = await self._conversation(requested, principal)
-            else:
-                if (refusal := await self._check_room(principal)) is not None:
-                    await websocket.send_bytes(connection.refuse(*refusal))
-                    await _close(websocket, 1008)
-                    return None
-                thread_id = "conv_" + secrets.token_hex(16)
-                await self.agent.store.create_thread(thread_id, principal=principal)
-                conversation = self.conversations[thread_id] = ServerConversation(
-                    self.agent, thread_id, principal, None
-                )
-            state = conversation.connection.state()
-            frames = connection.accept(conversation.thread_id, state=state, features=FEATURES)
+        requested = hello.conversation_id
+        waited = None if self.replica is None else anyio.current_time() + self.replica.settings.wait
+        while True:
+            async with self._opening:  # one conversation object per thread, even for racing connections
+                if requested:
+                    refusal = await self._check_owner(requested, principal)
+                    if refusal is not None:
+                        await websocket.send_bytes(connection.refuse(*refusal))
+                        await _close(websocket, 1008)
+                        return None
+                    conversation = await self._conversation(requested, principal)
+                else:
+                    if (refusal := await self._check_room(principal)) is not None:
+                        await websocket.send_bytes(connection.refuse(*refusal))
+                        await _close(websocket, 1008)
+                        return None
+                    thread_id = "conv_" + secrets.token_hex(16)
+                    await self.agent.store.create_thread(thread_id, principal=principal)
+                    if self.replica is not None and not await self.replica.take(thread_id):
+                        raise RuntimeError(f"the lease of the new conversation {thread_id} is held already")
+                    conversation = self.conversations[thread_id] = ServerConversation(
+                        self.agent, thread_id, principal, None
+                    )
+                if conversation is not None:
+                    state = conversation.connection.state()
+                    frames = connection.accept(conversation.thread_id, state=state, features=FEATURES)
+                    break
+            # Another replica holds the conversation: ask it to hand over, and wait (bounded).
+            assert self.replica is not None and waited is not None
+            if anyio.current_time() >= waited or self.stopping:
+                _log.warning("conversation %s: another replica did not hand it over in time", requested)
+                await _close(websocket, 1013)  # try again later
+                return None
+            await self.replica.wait_released(requested)
         for frame in frames:
             await websocket.send_bytes(frame)
         return conversation
 
-    def _release(self, conversation: ServerConversation) -> None:
-        """Forget a conversation nobody uses (its state is in the store); a reconnect reloads it."""
-        if not conversation.connected and not conversation.busy:
-            self.conversations.pop(conversation.thread_id, None)
-            self.agent.store.release_wire_state(conversation.thread_id)
-            self.agent.clients.ended(conversation.thread_id)  # a client that left after its run ended
+    async def _release(self, conversation: ServerConversation) -> None:
+        """Forget a conversation nobody uses (its state is in the store); a reconnect reloads it.
+
+        A replica releases its lease too: any replica may serve it next.
+        """
+        if (
+            conversation.connected
+            or conversation.busy
+            or self.conversations.get(conversation.thread_id) is not conversation
+        ):
+            return
+        self._forget(conversation)
+        if self.replica is not None:
+            await self.replica.give_up(conversation.thread_id)
+
+    def _forget(self, conversation: ServerConversation) -> None:
+        """Drop the conversation object (if it is still this thread's) and what the store keeps in memory of it."""
+        thread_id = conversation.thread_id
+        if self.conversations.get(thread_id) is conversation:
+            del self.conversations[thread_id]
+            self.agent.store.release_wire_state(thread_id)
+            self.agent.clients.ended(thread_id)  # a client that left after its run ended
 
     async def _check_owner(self, thread_id: str, principal: str) -> tuple[int, str] | None:
         store = self.agent.store
@@ -341,9 +468,13 @@ class ToolwireServer:
         message = f"you have {cap} conversations, the most this server allows: resume one of them (its conversationId)"
         return ErrorCode.CONVERSATION_LIMIT, message
 
-    async def _conversation(self, thread_id: str, principal: str) -> ServerConversation:
+    async def _conversation(self, thread_id: str, principal: str) -> ServerConversation | None:
+        """The thread's conversation object, loaded if needed; None while another replica holds its lease."""
         if (conversation := self.conversations.get(thread_id)) is not None:
             return conversation
+        replica = self.replica
+        if replica is not None and thread_id not in replica.held and not await replica.take(thread_id):
+            return None
         store = self.agent.store
         saved = await store.load_wire_state(thread_id)
         state = Sequencing.from_dict(saved) if saved is not None else None
@@ -509,6 +640,13 @@ class _Acknowledger:
             await anyio.sleep(ACK_DELAY)
             self._timer = None  # what arrives from now on starts the next delay
             await self._conversation.acknowledge()
+
+
+async def _close_when_kicked(websocket: WebSocket, conversation: ServerConversation, scope: anyio.CancelScope) -> None:
+    """Close the socket (1012: come back, to the conversation's new owner) once the conversation is kicked."""
+    with scope:
+        await conversation.kicked.wait()
+        await _close(websocket, 1012)
 
 
 async def _close(websocket: WebSocket, code: int) -> None:

@@ -42,6 +42,7 @@ from ..loop import Agent
 from ..models import import_extra
 from ..store import Store
 from .auth import TokenAuth, kept_token, redact
+from .replica import LeaseSettings, default_replica_id
 
 if TYPE_CHECKING:
     from ..interop.mcp import ConfiguredServer
@@ -92,6 +93,37 @@ class ServeOptions:
     """Also serve the agent to AI SDK front ends (`useChat`) at `POST /ai-sdk/chat` (`mount_ai_sdk`)."""
     mcp_servers: Path | None = None
     """A JSON file of MCP servers whose tools the agent gets too (`toolwire.interop.mcp.load_servers`)."""
+    replica_id: str | None = None
+    """With a PostgreSQL store: this replica's name in the leases (`LeaseSettings.replica_id`; None: host:pid)."""
+    lease_ttl: float | None = None
+    """Seconds a lease lasts unless renewed (None: `LeaseSettings.ttl`)."""
+    lease_renew: float | None = None
+    """Seconds between renewals (None: `LeaseSettings.renew_every`)."""
+    lease_drain: float | None = None
+    """Seconds a hand-off waits for the run to stop (None: `LeaseSettings.drain`)."""
+    lease_wait: float | None = None
+    """Seconds a connection waits for another replica to hand over (None: `LeaseSettings.wait`)."""
+
+    def lease_settings(self) -> LeaseSettings | None:
+        """The leases of a server sharing its store with other replicas (a PostgreSQL store); None with SQLite.
+
+        Raises:
+            UsageError: The renewal interval is not under the TTL.
+        """
+        if not self.store.startswith(("postgresql://", "postgres://")):
+            return None
+        defaults = LeaseSettings(replica_id=self.replica_id or default_replica_id())
+        ttl = defaults.ttl if self.lease_ttl is None else self.lease_ttl
+        try:
+            return LeaseSettings(
+                replica_id=defaults.replica_id,
+                ttl=ttl,
+                renew_every=min(defaults.renew_every, ttl / 3) if self.lease_renew is None else self.lease_renew,
+                drain=defaults.drain if self.lease_drain is None else self.lease_drain,
+                wait=defaults.wait if self.lease_wait is None else self.lease_wait,
+            )
+        except ValueError as exc:
+            raise UsageError(f"--lease-*: {exc}") from None
 
 
 def load_agent(spec: str | None, store: Store, model: str | None, *, log_dir: Path | None = None) -> Agent:
@@ -264,6 +296,7 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
             allowed_origins=options.allowed_origins,
             max_conversations=options.max_conversations,
             refusal_limit=RefusalLimit(burst=options.refusal_burst, per_second=options.refusal_rate),
+            leases=options.lease_settings(),
         )
         if options.mcp:
             from ..interop.mcp_http import mount_mcp  # the MCP SDK loads only when asked for
@@ -341,6 +374,8 @@ async def _run(
         if isinstance(model := agent.model, AbstractAsyncContextManager):
             await stack.enter_async_context(cast("AbstractAsyncContextManager[Any]", model))
         await stack.enter_async_context(agent)
+        # Leases are renewed while the server serves, and released once its runs were parked.
+        await stack.enter_async_context(server.toolwire.replicating())
         listener = listen(options.host, options.port)
         stack.callback(listener.close)
         host, port = listener.getsockname()[:2]
@@ -352,6 +387,13 @@ async def _run(
             for configured in servers:
                 collapsed = " (collapsed)" if configured.toolset is not configured.mcp else ""
                 print(f"MCP server {configured.name!r}: {len(configured.mcp.toolbox)} tools{collapsed}", file=out)
+            if (replica := server.toolwire.replica) is not None:
+                settings = replica.settings
+                print(
+                    f"replica {settings.replica_id}: leases of {settings.ttl:g} s,"
+                    f" renewed every {settings.renew_every:g} s",
+                    file=out,
+                )
             print(f"toolwire serving ws://{host}:{port}/ws (model: {agent.model.name}, data: {where})", file=out)
             if options.mcp:
                 print(f"mcp: http://{host}:{port}/mcp (Authorization: Bearer TOKEN)", file=out)

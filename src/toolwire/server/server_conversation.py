@@ -26,7 +26,7 @@ from anyio.abc import TaskGroup
 
 from ..client_tools.channel import Claim
 from ..client_tools.definitions import ClientToolRequest
-from ..errors import ClientDisconnected, ProviderError, RegistrationError
+from ..errors import ClientDisconnected, Fenced, ProviderError, RegistrationError
 from ..events import ModelRequestStarted, RunEvent, RunFinished
 from ..loop import Agent
 from ..models import TextDelta
@@ -112,6 +112,10 @@ class ServerConversation:
         """The connected client came back without what it had received (see `attach`)."""
         self.channel = _Channel(self)
         """What the agent's `ClientHub` sends this conversation's client tool calls and consents to."""
+        self.fenced = False
+        """Another replica owns the conversation now (`fence_out`): this object writes nothing more."""
+        self.kicked = anyio.Event()
+        """Set when the live socket must close (the conversation was fenced out, or handed over)."""
 
     # -- the socket ----------------------------------------------------------------------------
 
@@ -151,8 +155,25 @@ class ServerConversation:
             self._writer = None
             self.agent.clients.detach(self.thread_id, self.channel)
 
+    def fence_out(self, *, handed_over: bool = False) -> None:
+        """Another replica owns the conversation now: stop the run where it stands and close the socket.
+
+        Called when a write was refused (`Fenced`), the lease was lost, or (`handed_over`) after
+        the conversation was handed over. Like `park()`, no call is settled here: the new owner
+        resumes the run from the store. Nothing more is written.
+        """
+        if not self.fenced and not handed_over:
+            _log.warning("conversation %s: another replica owns it now; its run here stops", self.thread_id)
+        self.fenced = True
+        self.park()
+        self.kicked.set()
+
     async def save(self) -> None:
-        """Persist the protocol state (numbering, unacknowledged frames), unless it is saved already."""
+        """Persist the protocol state (numbering, unacknowledged frames), unless it is saved already.
+
+        Raises:
+            Fenced: Another replica owns the conversation now (the run is stopped, the socket closes).
+        """
         await self._acquire()
         try:
             await self._save()
@@ -166,9 +187,15 @@ class ServerConversation:
         key = self.connection.revision
         if key is not None and key == self._saved and not dispatched and not answered:
             return frozenset()
-        saved = await self.agent.store.save_wire_state(
-            self.thread_id, self._wire.of(self.connection.state()), dispatched=dispatched, answered=answered
-        )
+        if self.fenced:
+            raise Fenced(self.thread_id, 0)
+        try:
+            saved = await self.agent.store.save_wire_state(
+                self.thread_id, self._wire.of(self.connection.state()), dispatched=dispatched, answered=answered
+            )
+        except Fenced:
+            self.fence_out()
+            raise
         self._saved = key
         return saved
 
@@ -233,12 +260,17 @@ class ServerConversation:
         return refused
 
     async def acknowledge(self) -> None:
-        """Acknowledge what the client sent, as far as it is persisted (saved first if needed)."""
+        """Acknowledge what the client sent, as far as it is persisted (saved first if needed).
+
+        Nothing is acknowledged once another replica owns the conversation.
+        """
         await self._acquire()
         try:
             await self._save()
             if self._saved is not None:
                 await self._write(self.connection.ack(upto=self._saved[1]) or b"")
+        except Fenced:
+            pass  # (fenced out: the socket closes; the client sends it again to the new owner)
         finally:
             self._lock.release()
 
@@ -251,6 +283,9 @@ class ServerConversation:
 
         `dispatched`: client calls whose requests were posted (see `WireStateStore.save_wire_state`); they
         are marked even when another task's flush wrote their requests first.
+
+        Raises:
+            Fenced: Another replica owns the conversation now: nothing was written (the run stops).
         """
         await self._acquire()
         try:
@@ -261,6 +296,13 @@ class ServerConversation:
                 await self._write(frame)
         finally:
             self._lock.release()
+
+    async def flush_soon(self) -> None:
+        """`flush()` in a task of its own: fenced out, it writes nothing and ends quietly."""
+        try:
+            await self.flush()
+        except Fenced:
+            pass
 
     async def send(self, message: MessageBody) -> None:
         """Number, persist, then write a message (it waits in the outbox without a client)."""
@@ -289,7 +331,7 @@ class ServerConversation:
 
     async def _write(self, frame: bytes) -> None:
         writer = self._writer
-        if not frame or writer is None:
+        if not frame or writer is None or self.fenced:
             return
         try:
             await writer(frame)
@@ -424,6 +466,8 @@ class ServerConversation:
         try:
             with scope:
                 await self._run_once(prompt, cancellation, relay)
+        except Fenced:
+            self.fence_out()  # the new owner resumes it
         finally:
             self._run = self._scope = None
             self._ended.set()
@@ -443,6 +487,8 @@ class ServerConversation:
             else:
                 await self.agent.run(prompt, thread=self.thread_id, cancellation=cancellation, on_event=relay.event)
             await self.flush()
+        except Fenced:
+            raise
         except (ProviderError, ClientDisconnected, RegistrationError) as exc:
             await self.send(status("failed", detail=str(exc)))
         except Exception:
@@ -491,7 +537,7 @@ class _Relay:
     def event(self, event: RunEvent) -> None:
         """Post the messages an event stands for, and have them written soon."""
         if self._post(event):
-            self.group.start_soon(self.conversation.flush)
+            self.group.start_soon(self.conversation.flush_soon)
 
     def _post(self, event: RunEvent) -> bool:
         send = self.conversation.post

@@ -9,6 +9,7 @@ Protocols, so that a thread can continue in another process and nothing is lost 
 | `ApprovalStore`    | the permission policy | one-time approvals, "always" grants, remembered denials |
 | `ClientStateStore` | the client tools      | each thread's registered client tools (a JSON object)   |
 | `WireStateStore`   | the server            | each conversation's protocol state (a JSON object)      |
+| `LeaseStore`       | the server            | which replica writes each conversation (a lease, epoch) |
 | `Store`            | `Agent(store=)`       | all of the above, and `aclose()`                        |
 
 The call ledger: every call is recorded PENDING *before* it runs (write-ahead) and ends TERMINAL
@@ -23,7 +24,9 @@ moves ledger entries (`dispatched=`, `answered=`) in the transaction that saves 
 state, so it belongs to the backend of the `ThreadStore`.
 
 Implementations: `MemoryStore` (one process, the default: `memory_store()`), `SqliteStore` (one
-file, WAL). Code outside this package types its parameters with these interfaces; only the entry
+file, WAL), `PostgresStore` (shared by several server replicas). Each is also a `LeaseStore`;
+only `PostgresStore` fences its writes with the leases it holds (`toolwire.errors.Fenced`).
+Code outside this package types its parameters with these interfaces; only the entry
 points that open a store (the CLI, `toolwire serve`, the operator's `conversations` commands) import one.
 """
 
@@ -38,6 +41,7 @@ from ..policy import ApprovalStore as ApprovalStore
 from .records import CALL_STATE_ORDER as CALL_STATE_ORDER
 from .records import COMES_WITH as COMES_WITH
 from .records import CallState as CallState
+from .records import Lease as Lease
 from .records import LedgerEntry as LedgerEntry
 from .records import RunRecord as RunRecord
 
@@ -47,6 +51,8 @@ __all__ = [
     "ApprovalStore",
     "CallState",
     "ClientStateStore",
+    "Lease",
+    "LeaseStore",
     "LedgerEntry",
     "RunRecord",
     "Store",
@@ -219,6 +225,78 @@ class WireStateStore(Protocol):
         Raises:
             EnvelopeError: The backend could not read `state` (e.g. an outbox that is not
                 pairs of a stanza number and a base64 frame).
+        """
+        ...
+
+
+class LeaseStore(Protocol):
+    """One writer per conversation: a lease with an epoch, taken, renewed and released by server replicas.
+
+    A replica takes a conversation's lease when it is free or expired (the epoch goes up by one),
+    renews it well before it expires, and releases it when it hands the conversation over. A
+    shared store (`PostgresStore`) also *fences* the writes that depend on owning a conversation
+    whose lease it took: once another replica took the lease over (a newer epoch), such a write
+    raises `toolwire.errors.Fenced` and keeps nothing. In one process (`MemoryStore`,
+    `SqliteStore`: one server per data directory) leases live in memory and fence nothing.
+
+    Expiry is by the store's clock (the database server's for `PostgresStore`), so replicas'
+    clocks need not agree. A `ttl` of 0 takes a lease that has expired already (tests).
+    """
+
+    async def acquire(self, conversation: str, owner: str, ttl: float) -> Lease | None:
+        """Take the conversation's lease for `ttl` seconds if it is free or expired; None while another holds it.
+
+        The new lease's epoch is the last one's plus one (1 for the first). A holder that asks
+        again before its lease expired gets None too: it renews instead.
+        """
+        ...
+
+    async def renew(self, lease: Lease, ttl: float) -> bool:
+        """Extend a lease to `ttl` seconds from now; False when it is no longer this holder's at this epoch.
+
+        A lease that expired but that nobody took over is renewed (nobody wrote under a newer epoch).
+        """
+        ...
+
+    async def renew_all(self, leases: Sequence[Lease], ttl: float) -> set[str]:
+        """`renew` each lease (one round trip for all); return the conversations whose leases were renewed."""
+        ...
+
+    async def release(self, lease: Lease) -> None:
+        """Give the lease up (it expires now; its epoch stays): the next `acquire` takes it at once.
+
+        Nothing happens when the lease moved on already. A fencing store keeps fencing this
+        store's writes of the conversation with the released epoch.
+        """
+        ...
+
+    async def holder(self, conversation: str) -> Lease | None:
+        """Return the conversation's lease while someone holds it (None when free or expired)."""
+        ...
+
+    async def claim_abandoned(self, owner: str, ttl: float, *, limit: int = 16) -> list[Lease]:
+        """Take over up to `limit` leases that expired without being released (their holder died or stalled).
+
+        A released lease (its holder let go of the conversation) is not taken: only one whose
+        holder stopped renewing it while it served. Replicas that claim at the same time get
+        different conversations (`FOR UPDATE SKIP LOCKED` in `PostgresStore`). Each is taken as
+        by `acquire`, at the next epoch.
+        """
+        ...
+
+    async def ask_handover(self, conversation: str) -> None:
+        """Ask the conversation's holder, wherever it runs, to hand it over (a wake-up: see `listen`)."""
+        ...
+
+    async def listen(self, wake: Callable[[str, str], None]) -> None:
+        """Call `wake(kind, conversation)` for each wake-up of any replica, until cancelled.
+
+        `kind` is `"handover"` (someone asked for the conversation: its holder should hand it
+        over) or `"released"` (its lease was just released: a replica waiting for it may take
+        it). Wake-ups carry ids only and may be lost (a connection dropped): waiters poll too.
+
+        Raises:
+            Exception: The store's connection failed (call it again after a pause).
         """
         ...
 

@@ -12,6 +12,7 @@ from ..envelopes import ToolCall, ToolResult
 from ..errors import UsageError
 from ..messages import Message, ToolResultMessage
 from ..policy import MemoryApprovalStore
+from .local_leases import LocalLeases
 from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
 
 __all__ = ["MemoryStore"]
@@ -19,7 +20,7 @@ __all__ = ["MemoryStore"]
 _NO_RUN = RunRecord()
 
 
-class MemoryStore(MemoryApprovalStore):
+class MemoryStore(MemoryApprovalStore, LocalLeases):
     """Threads, transcripts, ledger, approvals and grants in dictionaries; gone with the process."""
 
     def __init__(self) -> None:

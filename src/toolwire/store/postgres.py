@@ -16,7 +16,11 @@ state, with `SqliteStore`'s semantics:
   version), so each message carries the result that won even against another process;
 - a one-time approval is consumed by one `DELETE` (`postgres_approvals`): of two racing takers,
   the second waits for the first's row lock, then finds the row gone;
-- the schema is versioned (`postgres_schema`); opening a store runs the missing migrations.
+- the schema is versioned (`postgres_schema`); opening a store runs the missing migrations;
+- a conversation's lease (`postgres_leases`): once this store took it, the writes that depend on
+  owning the conversation (transcript, ledger moves, run record, client and protocol state) are
+  fenced with its epoch and raise `Fenced` when another replica took it over; a call's first
+  terminal result (`complete_call`) is independent of ownership, as are approvals and grants.
 
 psycopg's async API runs on asyncio only. The store opens its connection pool on first use (or on
 `open()`, or `async with`), in the running event loop, and must be closed (`aclose()`) in it.
@@ -36,6 +40,7 @@ from ..messages import Message, ToolResultMessage, message_from_dict
 from .outbox import wire_parts
 from .postgres_approvals import PostgresApprovals
 from .postgres_database import describe_dsn
+from .postgres_leases import PostgresLeases
 from .postgres_schema import SCHEMA_VERSION
 from .postgres_wire import load_wire, save_wire
 from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
@@ -105,7 +110,7 @@ def _entry(row: Any) -> LedgerEntry:
     )
 
 
-class PostgresStore(PostgresApprovals):
+class PostgresStore(PostgresApprovals, PostgresLeases):
     """Threads, transcripts, ledger, approvals, grants, client and protocol state in PostgreSQL.
 
     Open it once per process and share it; close it with `aclose()` (or `async with`). Other
@@ -124,6 +129,8 @@ class PostgresStore(PostgresApprovals):
         UsageError: The `postgres` extra is not installed, or the schema name is not plain
             (lower-case letters, digits, `_`). Opening raises it too when the database cannot be
             reached or was written by a newer toolwire.
+        Fenced: A write that depends on owning a conversation whose lease this store took, once
+            another replica took the lease over (`acquire`); nothing of the write was kept.
     """
 
     # -- threads and transcripts ----------------------------------------------------------------
@@ -163,19 +170,21 @@ class PostgresStore(PostgresApprovals):
     async def append_messages(self, thread_id: str, messages: Sequence[Message]) -> None:
         """Append messages to the thread's transcript in one statement."""
         bodies = [dumps(message.to_dict()) for message in messages]
-        await self._write(_APPEND, {"t": thread_id, "bodies": bodies})
+        await self._write(_APPEND, {"t": thread_id, "bodies": bodies}, owning=(thread_id,))
 
     # -- the call ledger ------------------------------------------------------------------------
 
     async def record_calls(self, entries: Sequence[LedgerEntry]) -> None:
         """Write calls to the ledger before they run (write-ahead); existing ids are kept."""
-        await self._write(_RECORD, _ledger_rows(entries))
+        await self._write(_RECORD, _ledger_rows(entries), owning=[entry.thread_id for entry in entries])
 
     async def record_batch(self, thread_id: str, message: Message, entries: Sequence[LedgerEntry]) -> None:
         """Append the message that asks for a batch of calls and write the calls to the ledger, in one statement."""
         params = {**_ledger_rows(entries), "t": thread_id, "body": dumps(message.to_dict())}
         await self._write(
-            "WITH asked AS (INSERT INTO messages (thread_id, body) VALUES (%(t)s, %(body)s)) " + _RECORD, params
+            "WITH asked AS (INSERT INTO messages (thread_id, body) VALUES (%(t)s, %(body)s)) " + _RECORD,
+            params,
+            owning=[thread_id, *(entry.thread_id for entry in entries)],
         )
 
     async def complete_batch(
@@ -195,7 +204,7 @@ class PostgresStore(PostgresApprovals):
             heads.append(head)
             tails.append(tail)
         params = {"t": thread_id, "ids": [call.id for call in calls], "results": texts, "heads": heads, "tails": tails}
-        rows = await self._fetchall(_COMPLETE_BATCH, params)
+        rows = await self._fetchall(_COMPLETE_BATCH, params, owning=(thread_id,))
         return [
             ToolResultMessage(call.name, result if kept == text else ToolResult.from_dict(json.loads(kept)))
             for call, result, text, (kept,) in zip(calls, results, texts, rows, strict=True)
@@ -214,6 +223,7 @@ class PostgresStore(PostgresApprovals):
         await self._write(
             "UPDATE ledger SET state = %s WHERE thread_id = %s AND call_id = %s AND state = ANY(%s::text[])",
             (state.value, thread_id, call_id, earlier),
+            owning=(thread_id,),
         )
 
     async def complete_call(self, thread_id: str, call_id: str, result: ToolResult) -> bool:
@@ -250,12 +260,13 @@ class PostgresStore(PostgresApprovals):
     async def save_client_state(self, thread_id: str, state: Mapping[str, Any] | None) -> None:
         """Replace the thread's client tool state in one statement; None deletes it."""
         if state is None:
-            await self._write("DELETE FROM client_state WHERE thread_id = %s", (thread_id,))
+            await self._write("DELETE FROM client_state WHERE thread_id = %s", (thread_id,), owning=(thread_id,))
             return
         await self._write(
             "INSERT INTO client_state (thread_id, state, updated_at) VALUES (%s, %s, %s)"
             " ON CONFLICT (thread_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
             (thread_id, dumps(state), time.time()),
+            owning=(thread_id,),
         )
 
     # -- the server's protocol state ------------------------------------------------------------
@@ -294,8 +305,9 @@ class PostgresStore(PostgresApprovals):
         """
         parts = None if state is None else wire_parts(state, self._outboxes.get(thread_id))
         answers = {call_id: dumps(answer) for call_id, answer in (answered or {}).items()}
-        async with (await self._ready()).connection() as db:
-            return await save_wire(db, self._outboxes, thread_id, parts, tuple(dispatched), answers)
+        async with self._owning((thread_id,)) as db:
+            saved = await save_wire(db, self._outboxes, thread_id, parts, tuple(dispatched), answers)
+        return saved
 
     # -- how each thread's last run stands ----------------------------------------------------------
 
@@ -311,4 +323,5 @@ class PostgresStore(PostgresApprovals):
             " ON CONFLICT (id) DO UPDATE SET closed_at = excluded.closed_at,"
             " resume_attempts = excluded.resume_attempts",
             (thread_id, time.time(), record.closed_at, record.resume_attempts),
+            owning=(thread_id,),
         )

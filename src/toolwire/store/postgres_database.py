@@ -3,20 +3,28 @@
 The pool's connections run in autocommit (a statement is its own transaction: no `BEGIN` or
 `COMMIT` to wait for) with the store's schema as `search_path` and `synchronous_commit = on`
 (`postgres_schema.connection_options`). The first connection creates or migrates the schema.
+
+A write that depends on owning a conversation whose lease this store took (`PostgresLeases`) is
+*fenced*: `_owning` runs it in a transaction whose first statement, `lease_fence(conversation,
+epoch)`, fails it unless the lease is still at this store's epoch, all sent as one pipeline (one
+round trip). A fenced write keeps nothing and raises `Fenced`.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator, Iterable
+from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, LiteralString, Self
+from typing import TYPE_CHECKING, Any, Final, LiteralString, Self
 
 import anyio
 
 from .._extras import import_extra
-from ..errors import UsageError
+from ..errors import Fenced, UsageError
 from ..guard import asyncio_loop
 from .outbox import SavedWire
-from .postgres_schema import connection_options, migrate, schema_name
+from .postgres_schema import FENCED_SQLSTATE, connection_options, migrate, schema_name
+from .records import Lease
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -25,7 +33,10 @@ if TYPE_CHECKING:
 
     _Pool = AsyncConnectionPool[AsyncConnection[TupleRow]]
 
-__all__ = ["PostgresDatabase", "describe_dsn"]
+__all__ = ["KEPT_LEASES", "PostgresDatabase", "describe_dsn"]
+
+KEPT_LEASES: Final = 4096
+"""Released leases whose epochs a store keeps fencing its writes with (the oldest are forgotten)."""
 
 
 def describe_dsn(dsn: str) -> str:
@@ -74,6 +85,8 @@ class PostgresDatabase:
         self._opening = anyio.Lock()
         self._outboxes: dict[str, SavedWire] = {}
         """Per thread, the `version` token and the outbox frames of this store's last save."""
+        self._held: dict[str, Lease] = {}
+        """Per conversation, the last lease this store took: its owning writes are fenced with its epoch."""
 
     async def open(self) -> None:
         """Connect, create or migrate the schema, and start the pool (done by the first call otherwise).
@@ -117,16 +130,53 @@ class PostgresDatabase:
             cursor = await db.execute(query, params)
             return await cursor.fetchone()
 
-    async def _fetchall(self, query: LiteralString, params: Any) -> list[Any]:
-        async with (await self._ready()).connection() as db:
+    async def _fetchall(self, query: LiteralString, params: Any, *, owning: Iterable[str] = ()) -> list[Any]:
+        """Run one query; `owning`: the conversations whose leases fence it (a write)."""
+        async with self._owning(owning) as db:
             cursor = await db.execute(query, params)
-            return await cursor.fetchall()
+        return await cursor.fetchall()
 
-    async def _write(self, query: LiteralString, params: Any) -> int:
-        """Run one statement (its own transaction); return how many rows it changed."""
-        async with (await self._ready()).connection() as db:
+    async def _write(self, query: LiteralString, params: Any, *, owning: Iterable[str] = ()) -> int:
+        """Run one statement (its own transaction); return how many rows it changed.
+
+        `owning`: the conversations whose ownership the write depends on (fenced by the leases
+        this store holds of them).
+        """
+        async with self._owning(owning) as db:
             cursor = await db.execute(query, params)
-            return cursor.rowcount
+        return cursor.rowcount
+
+    @asynccontextmanager
+    async def _owning(self, conversations: Iterable[str]) -> AsyncGenerator[AsyncConnection[TupleRow]]:
+        """A connection for a write that depends on owning `conversations`.
+
+        Without a lease of them held here, the pool's connection as it is (autocommit: each
+        statement its own transaction). With one, a pipelined transaction that first checks each
+        lease's epoch (`lease_fence`); its results are there once the block has ended.
+
+        Raises:
+            Fenced: Another replica took one of the leases over; nothing was written.
+        """
+        fences = [(c, lease.epoch) for c in dict.fromkeys(conversations) if (lease := self._held.get(c)) is not None]
+        async with (await self._ready()).connection() as db:
+            if not fences:
+                yield db
+                return
+            import psycopg
+
+            try:
+                async with db.pipeline(), db.transaction():
+                    for conversation, epoch in fences:
+                        await db.execute("SELECT lease_fence(%s, %s)", (conversation, epoch))
+                    yield db
+            except psycopg.Error as exc:
+                if exc.sqlstate != FENCED_SQLSTATE:
+                    raise
+                said = str(exc.diag.message_primary)
+                conversation, epoch = next(
+                    (f for f in fences if f"conversation {f[0]}, epoch {f[1]}" in said), fences[0]
+                )
+                raise Fenced(conversation, epoch) from None
 
     # -- lifetime -------------------------------------------------------------------------------
 

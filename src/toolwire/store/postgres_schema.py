@@ -22,7 +22,7 @@ from ..errors import UsageError
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "connection_options", "migrate", "schema_name"]
+__all__ = ["FENCED_SQLSTATE", "MIGRATIONS", "SCHEMA_VERSION", "connection_options", "migrate", "schema_name"]
 
 _log = logging.getLogger("toolwire.store")
 
@@ -54,7 +54,26 @@ _VERSION_1: Final[tuple[LiteralString, ...]] = (
     " next_stanza bigint NOT NULL, last_seen bigint NOT NULL, PRIMARY KEY (thread_id, stanza))",
 )
 
-MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (_VERSION_1,)
+_VERSION_2: Final[tuple[LiteralString, ...]] = (
+    # One row per conversation a replica ever held; never deleted, so an epoch never repeats.
+    # `expires_at` is the database server's clock: replicas' clocks need not agree.
+    "CREATE TABLE leases (conversation text PRIMARY KEY, owner text NOT NULL, epoch bigint NOT NULL,"
+    " expires_at timestamptz NOT NULL)",
+    "CREATE INDEX leases_expiry ON leases (expires_at)",
+    # Run first in the transaction of a write that depends on owning the conversation: it fails
+    # the transaction (nothing is written) unless the lease is still at the writer's epoch. FOR
+    # SHARE holds a takeover's UPDATE until the write commits, and a write that waited for a
+    # takeover re-reads the row (its new epoch): no write of an old epoch commits after a takeover.
+    "CREATE FUNCTION lease_fence(c text, e bigint) RETURNS void LANGUAGE plpgsql AS $$"
+    " BEGIN PERFORM 1 FROM leases WHERE conversation = c AND epoch = e FOR SHARE;"
+    " IF NOT FOUND THEN RAISE EXCEPTION 'fenced: conversation %, epoch %', c, e USING ERRCODE = 'TWFEN'; END IF;"
+    " END $$",
+)
+
+FENCED_SQLSTATE: Final = "TWFEN"
+"""The SQLSTATE of the error `lease_fence` raises."""
+
+MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (_VERSION_1, _VERSION_2)
 """`MIGRATIONS[n]`: the statements that bring a schema from version `n` to `n + 1`; append, never edit."""
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

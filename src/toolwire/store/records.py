@@ -1,4 +1,6 @@
-"""What the store interfaces carry: a call's place in the ledger (`CallState`, `LedgerEntry`) and a run's (`RunRecord`).
+"""What the store interfaces carry: a call's place in the ledger, a run's, a conversation's lease.
+
+`CallState` and `LedgerEntry`, `RunRecord`, `Lease`.
 
 Plain frozen data, shared by every backend; `toolwire.store` re-exports it.
 """
@@ -12,7 +14,7 @@ from typing import Any, Final
 from .._fast import quick_init
 from ..envelopes import ToolCall, ToolResult
 
-__all__ = ["CALL_STATE_ORDER", "COMES_WITH", "CallState", "LedgerEntry", "RunRecord"]
+__all__ = ["CALL_STATE_ORDER", "COMES_WITH", "CallState", "Lease", "LedgerEntry", "RunRecord"]
 
 
 class CallState(StrEnum):
@@ -105,3 +107,18 @@ class RunRecord:
     resume_attempts: int = 0
     """How many times a restarted process began to resume the run without finishing it (a
     run whose resume keeps failing is closed instead, see `Agent(max_resume_attempts=)`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The right of one replica (`owner`) to write a conversation, until `expires_at` unless renewed."""
+
+    conversation: str
+    """The conversation (thread id) it is the lease of."""
+    owner: str
+    """The replica that holds it (`toolwire serve --replica-id`)."""
+    epoch: int
+    """Goes up by one with each holder (1 for the first): a write under an older epoch is refused."""
+    expires_at: float
+    """When it expires unless renewed, in seconds since the Unix epoch, by the store's clock
+    (the database server's for `PostgresStore`)."""

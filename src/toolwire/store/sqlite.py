@@ -49,6 +49,7 @@ from ..messages import Message, ToolResultMessage, message_from_dict
 from ..policy import Grant
 from .batching import GroupCommit
 from .checkpoints import Checkpointer
+from .local_leases import LocalLeases
 from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
 from .sqlite_schema import SCHEMA_VERSION, dumps, migrate, transaction
 from .sqlite_wire import SavedWire, load_wire, save_wire, wire_parts
@@ -113,7 +114,7 @@ def _entry(row: Any) -> LedgerEntry:
     )
 
 
-class SqliteStore:
+class SqliteStore(LocalLeases):
     """Threads, transcripts, ledger, approvals and grants in one SQLite file (WAL).
 
     Open it once per process and share it; close it with `aclose()` (or `async with`).
