@@ -297,14 +297,24 @@ async def test_the_environment_variable_opts_in_too(recorded: Recorded, monkeypa
     assert "gen_ai.input.messages" in (recorded.named("chat scripted").attributes or {})
 
 
-async def test_parallel_calls_each_have_their_span_under_the_run(recorded: Recorded) -> None:
-    batch = [ToolCall(id=f"c{index}", name="add", arguments={"a": index, "b": 1}) for index in range(4)]
-    await Agent(ScriptedModel([batch, "done"]), tools=[add], telemetry=recorded.telemetry).run("add")
+@tool
+async def waits(index: int) -> int:
+    """Wait a moment (the batch's calls then run in tasks of their own)."""
+    await anyio.sleep(0.001 * (4 - index))
+    return index
+
+
+async def test_parallel_calls_each_have_their_span_under_the_run(
+    recorded: Recorded, caplog: pytest.LogCaptureFixture
+) -> None:
+    batch = [ToolCall(id=f"c{index}", name="waits", arguments={"index": index}) for index in range(4)]
+    await Agent(ScriptedModel([batch, "done"]), tools=[waits], telemetry=recorded.telemetry).run("wait")
 
     run = recorded.named("invoke_agent helper")
-    tools = [span for span in recorded.finished() if span.name == "execute_tool add"]
+    tools = [span for span in recorded.finished() if span.name == "execute_tool waits"]
     assert sorted(str((span.attributes or {})["gen_ai.tool.call.id"]) for span in tools) == ["c0", "c1", "c2", "c3"]
     assert {parent_of(span) for span in tools} == {span_id(run)}
+    assert not caplog.records  # e.g. the API's "Failed to detach context": each span left the context it entered
 
 
 async def test_metrics_count_outcomes_and_time_requests_and_calls(recorded: Recorded) -> None:
