@@ -342,6 +342,22 @@ async def test_metrics_count_outcomes_and_time_requests_and_calls(recorded: Reco
     assert run.count == 1
 
 
+async def test_the_global_providers_are_used_when_the_application_set_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opentelemetry.metrics import _internal as metrics_api
+
+    spans = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    reader = InMemoryMetricReader()
+    # What `set_tracer_provider()` and `set_meter_provider()` do, undone after the test (they are set-once).
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", tracer_provider)
+    monkeypatch.setattr(metrics_api, "_METER_PROVIDER", MeterProvider(metric_readers=[reader]))
+
+    await Agent(ScriptedModel(["hi"])).run("hello")
+    assert [span.name for span in spans.get_finished_spans()] == ["chat scripted", "invoke_agent"]
+    assert reader.get_metrics_data() is not None
+
+
 async def test_without_a_provider_nothing_is_started() -> None:
     # The API's global providers are the defaults here (no test sets them): a run records nothing.
     assert Telemetry().start_run("t1", "scripted") is None

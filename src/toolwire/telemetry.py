@@ -74,8 +74,10 @@ RUNS_ON: Final = "toolwire.tool.runs_on"
 _OPERATION_BUCKETS: Final = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
 _RUN_BUCKETS: Final = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, 102.4, 204.8, 409.6)
 _TOKEN_BUCKETS: Final = tuple(4**power for power in range(14))
+_NO_TRACER_PROVIDERS: Final = frozenset(("ProxyTracerProvider", "NoOpTracerProvider"))
 _NO_METER_PROVIDERS: Final = frozenset(("_ProxyMeterProvider", "NoOpMeterProvider"))
-"""The API's meter providers before the application sets one (the proxy's class is private)."""
+"""The API's providers before the application sets one (the meter proxy's class is private)."""
+_MISSING: Final = object()
 
 
 class Telemetry:
@@ -107,6 +109,14 @@ class Telemetry:
         self.agent_name = agent_name
         self._tracer: tuple[object, Tracer] | None = None
         self._instruments: tuple[object, _Instruments] | None = None
+        # Before asking the API for its global providers (~1 µs each: `get_*_provider()` looks the
+        # environment up on every call), a run reads the API's set-once globals directly (~0.1 µs):
+        # None means never set, so the API's no-op default, unless the environment names a provider
+        # for the API to load (looked up once, here).
+        environ = os.environ
+        self._no_named_providers = (
+            "OTEL_PYTHON_TRACER_PROVIDER" not in environ and "OTEL_PYTHON_METER_PROVIDER" not in environ
+        )
 
     def start_run(self, thread_id: str, model_name: str, *, resume: bool = False) -> RunTrace | None:
         """Start a run's span; None when neither spans nor metrics are configured (the usual case).
@@ -126,12 +136,11 @@ class Telemetry:
         """The tracer of this telemetry's provider; None when no provider is configured."""
         provider = self.tracer_provider
         if provider is None:
-            if "opentelemetry.trace" not in sys.modules:
-                return None  # the API was never imported: no one configured a provider
-            from opentelemetry import trace
-
-            provider = trace.get_tracer_provider()
-            if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+            api = sys.modules.get("opentelemetry.trace")
+            if api is None or (self._no_named_providers and getattr(api, "_TRACER_PROVIDER", _MISSING) is None):
+                return None  # the API is not loaded, or its global provider was never set
+            provider = api.get_tracer_provider()
+            if type(provider).__name__ in _NO_TRACER_PROVIDERS:
                 return None
         cached = self._tracer
         if cached is not None and cached[0] is provider:
@@ -146,11 +155,10 @@ class Telemetry:
         """The metric instruments of this telemetry's provider; None when no provider is configured."""
         provider = self.meter_provider
         if provider is None:
-            if "opentelemetry.metrics" not in sys.modules:
+            api = sys.modules.get("opentelemetry.metrics._internal")
+            if api is None or (self._no_named_providers and getattr(api, "_METER_PROVIDER", _MISSING) is None):
                 return None
-            from opentelemetry import metrics
-
-            provider = metrics.get_meter_provider()
+            provider = api.get_meter_provider()
             if type(provider).__name__ in _NO_METER_PROVIDERS:
                 return None
         cached = self._instruments
