@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from toolwire import Agent, PermissionPolicy, Telemetry, ToolCall, tool
 from toolwire.messages import Usage
 from toolwire.models import ModelResponse
-from toolwire.telemetry import CAPTURE_CONTENT
+from toolwire.telemetry import CAPTURE_CONTENT, SPAN_ID, TRACE_ID, remote_parent, trace_meta
 from toolwire.testing import FakeClient, ScriptedModel
 
 
@@ -363,3 +363,55 @@ async def test_without_a_provider_nothing_is_started() -> None:
     assert Telemetry().start_run("t1", "scripted") is None
     result = await Agent(ScriptedModel([calls("add", a=1, b=2), "done"]), tools=[add]).run("add")
     assert result.output == "done"
+
+
+def test_trace_meta_names_a_span_that_remote_parent_reads_back(recorded: Recorded) -> None:
+    tracer = recorded.telemetry.tracer()
+    assert tracer is not None
+    assert trace_meta() == {}  # no current span
+    with tracer.start_as_current_span("server call") as span:
+        meta = trace_meta()
+    context = span.get_span_context()
+    assert meta == {TRACE_ID: f"{context.trace_id:032x}", SPAN_ID: f"{context.span_id:016x}"}
+    parent = remote_parent(meta)
+    assert parent is not None
+    remote = trace.get_current_span(parent).get_span_context()
+    assert (remote.trace_id, remote.span_id, remote.is_remote) == (context.trace_id, context.span_id, True)
+    for malformed in ({}, {TRACE_ID: "xyz", SPAN_ID: "1" * 16}, {TRACE_ID: "0" * 32, SPAN_ID: "1" * 16}, {TRACE_ID: 5}):
+        assert remote_parent(malformed) is None
+
+
+async def test_a_python_clients_execution_is_a_child_of_the_servers_call_span(recorded: Recorded) -> None:
+    from toolwire.client import Client
+    from toolwire.protocol import ToolUseRequest, ToolUseResult
+
+    client = Client("ws://127.0.0.1:1/ws", token="t", telemetry=recorded.telemetry)
+    client.handlers.add("OpenFile", lambda path: f"opened {path}")
+    answers: list[ToolUseResult] = []
+
+    async def answer(message: Any) -> None:
+        answers.append(message)
+
+    client._answer = answer  # no server here: keep what would be sent
+    tracer = recorded.telemetry.tracer()
+    assert tracer is not None
+    with tracer.start_as_current_span("execute_tool OpenFile") as server_span:
+        meta = trace_meta()  # what the server sends in the ToolUseRequest's envelope
+    request = ToolUseRequest(
+        id="r1", tool_name="OpenFile", arguments={"path": "a.txt"}, execution="client", call_id="c1"
+    )
+    await client._execute(request, meta)
+
+    assert [message.success for message in answers] == [True]
+    [span] = [span for span in recorded.finished() if span is not None and span.parent is not None]
+    assert span.name == "execute_tool OpenFile"
+    assert span.context is not None and span.context.trace_id == server_span.get_span_context().trace_id
+    assert parent_of(span) == server_span.get_span_context().span_id
+    assert dict(span.attributes or {}) == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "OpenFile",
+        "gen_ai.tool.call.id": "c1",
+        "gen_ai.tool.type": "function",
+        "toolwire.tool.runs_on": "client",
+        "toolwire.outcome": "success",
+    }

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from pydantic_core import to_json
@@ -46,12 +46,25 @@ if TYPE_CHECKING:
     from .invocation import InvocationContext
     from .policy import ConsentRequest, Permission
 
-__all__ = ["CAPTURE_CONTENT", "RunTrace", "Telemetry"]
+__all__ = [
+    "CAPTURE_CONTENT",
+    "SPAN_ID",
+    "TRACE_ID",
+    "RunTrace",
+    "Telemetry",
+    "client_execution",
+    "remote_parent",
+    "trace_meta",
+]
 
 T = TypeVar("T")
 
 CAPTURE_CONTENT: Final = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The conventions' environment variable: `true` records message contents (see `Telemetry`)."""
+TRACE_ID: Final = "messaging.trace_id"
+"""An envelope's `meta` field: the trace of the span that sent it, 32 lowercase hex digits (W3C)."""
+SPAN_ID: Final = "messaging.span_id"
+"""An envelope's `meta` field: the span that sent it, 16 lowercase hex digits (W3C)."""
 SCOPE: Final = "toolwire"
 """The instrumentation scope of the tracer and the meter."""
 
@@ -508,3 +521,92 @@ def _parts(text: str, calls: Sequence[Any]) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = [{"type": "text", "content": text}] if text else []
     parts.extend({"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments} for call in calls)
     return parts
+
+
+# -- across the wire ------------------------------------------------------------------------------
+
+
+def trace_meta(span: Span | None = None) -> dict[str, str]:
+    """The ids of `span` (the current span when None) for an envelope's `meta`; empty without a valid span.
+
+    A server puts them on the ToolUseRequest of a client call, so that the client's execution is
+    a child of the call's `execute_tool` span (`remote_parent`, `client_execution`).
+    """
+    if "opentelemetry.trace" not in sys.modules and span is None:
+        return {}
+    from opentelemetry import trace
+
+    context = (span if span is not None else trace.get_current_span()).get_span_context()
+    if not context.is_valid:
+        return {}
+    return {TRACE_ID: trace.format_trace_id(context.trace_id), SPAN_ID: trace.format_span_id(context.span_id)}
+
+
+def remote_parent(meta: Mapping[str, Any]) -> Context | None:
+    """The span a peer named in an envelope's `meta` (`trace_meta`), as a parent; None when absent or malformed.
+
+    The peer's sampling decision does not cross the wire: the parent counts as sampled, and the
+    local sampler decides.
+    """
+    trace_id, span_id = meta.get(TRACE_ID), meta.get(SPAN_ID)
+    if not isinstance(trace_id, str) or not isinstance(span_id, str):
+        return None
+    try:
+        trace_number, span_number = int(trace_id, 16), int(span_id, 16)
+    except ValueError:
+        return None
+    if len(trace_id) != 32 or len(span_id) != 16 or not trace_number or not span_number:
+        return None
+    from opentelemetry import trace
+
+    parent = trace.SpanContext(trace_number, span_number, is_remote=True, trace_flags=trace.TraceFlags(1))
+    return trace.set_span_in_context(trace.NonRecordingSpan(parent))
+
+
+async def client_execution(
+    tracer: Tracer,
+    tool_name: str,
+    call_id: str,
+    meta: Mapping[str, Any],
+    answer: Awaitable[T],
+    outcome: Callable[[T], tuple[str, str | None]],
+) -> T:
+    """Await a client's execution of a server's request under its `execute_tool {tool_name}` span.
+
+    The span is a child of the server's call span when the request's `meta` names it (see
+    `trace_meta`), and the current span while the handler runs. `outcome` gives the answer's
+    outcome type and its error code, if any.
+    """
+    from opentelemetry import context, trace
+
+    parent = remote_parent(meta)
+    span = tracer.start_span(
+        f"execute_tool {tool_name}",
+        context=parent,
+        kind=trace.SpanKind.INTERNAL,
+        attributes={
+            OPERATION: "execute_tool",
+            TOOL_NAME: tool_name,
+            TOOL_CALL_ID: call_id,
+            TOOL_TYPE: "function",
+            RUNS_ON: "client",
+        },
+    )
+    token = context.attach(trace.set_span_in_context(span, parent))
+    try:
+        result = await answer
+    except BaseException:
+        span.set_attribute("toolwire.canceled", True)
+        raise
+    else:
+        kind, code = outcome(result)
+        span.set_attribute(OUTCOME, kind)
+        if code is not None:
+            span.set_attribute("toolwire.error.code", code)
+        if kind in ("error", "timeout"):
+            span.set_attribute(ERROR_TYPE, code or "_OTHER")
+            span.set_status(trace.StatusCode.ERROR)
+    finally:
+        context.detach(token)
+        span.end()
+    return result
