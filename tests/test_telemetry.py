@@ -415,3 +415,21 @@ async def test_a_python_clients_execution_is_a_child_of_the_servers_call_span(re
         "toolwire.tool.runs_on": "client",
         "toolwire.outcome": "success",
     }
+
+
+async def test_a_model_that_cannot_be_reached_fails_the_chat_and_the_run_spans(recorded: Recorded) -> None:
+    from toolwire.errors import ProviderError
+    from toolwire.testing import FunctionModel
+
+    def unreachable(request: Any) -> str:
+        raise ProviderError("scripted", "connection refused")
+
+    with pytest.raises(ProviderError):
+        await Agent(FunctionModel(unreachable, name="openai:gpt-test"), telemetry=recorded.telemetry).run("hi")
+
+    chat, run = recorded.named("chat gpt-test"), recorded.named("invoke_agent helper")
+    assert (chat.attributes or {})["error.type"] == "ProviderError"
+    assert (run.attributes or {})["error.type"] == "ProviderError"
+    assert chat.status.status_code is run.status.status_code is trace.StatusCode.ERROR
+    [requests] = recorded.points("gen_ai.client.operation.duration")
+    assert requests.attributes["error.type"] == "ProviderError"
