@@ -18,7 +18,7 @@ from .policy import ConsentRequest, Decision, Permission
 from .tools import Cancellation, Tool
 
 if TYPE_CHECKING:
-    from .telemetry import RunTrace
+    from .telemetry.run import RunTrace
 
 __all__ = [
     "AskHook",

@@ -60,7 +60,7 @@ from .policy import ConsentAnswer, ConsentHandler, ConsentRequest, Decision, Per
 from .tools import Cancellation, Tool, Toolbox, ToolContext
 
 if TYPE_CHECKING:
-    from .telemetry import RunTrace
+    from .telemetry.run import RunTrace
 
 __all__ = [
     "Batch",

@@ -43,7 +43,8 @@ from .toolsets.binding import Toolsets
 from .toolsets.surface import ToolSurface, ledger_entry
 
 if TYPE_CHECKING:
-    from .telemetry import RunTrace, Telemetry
+    from .telemetry import Telemetry
+    from .telemetry.run import RunTrace
 
 __all__ = ["RunLoop", "new_id"]
 

@@ -25,15 +25,14 @@ application opts in: `Telemetry(record_content=True)` or the conventions' enviro
 
 from .names import CAPTURE_CONTENT, SPAN_ID, TRACE_ID
 from .providers import Telemetry
-from .run import ConsentWait, RunTrace
 from .wire import client_execution, remote_parent, trace_meta
 
+# `run` (`RunTrace`: the spans of a run) is loaded by the first run that records something: it
+# needs the model and message types, which a client (`toolwire.client`) does not load.
 __all__ = [
     "CAPTURE_CONTENT",
     "SPAN_ID",
     "TRACE_ID",
-    "ConsentWait",
-    "RunTrace",
     "Telemetry",
     "client_execution",
     "remote_parent",

@@ -7,11 +7,12 @@ import sys
 from typing import TYPE_CHECKING, Final
 
 from .names import CAPTURE_CONTENT, SCOPE
-from .run import RunTrace
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import Counter, Histogram, MeterProvider
     from opentelemetry.trace import Tracer, TracerProvider
+
+    from .run import RunTrace
 
 # The conventions' advised bucket boundaries (seconds) for model requests and tool calls, and for runs.
 _OPERATION_BUCKETS: Final = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
@@ -73,6 +74,8 @@ class Telemetry:
         content = self.record_content
         if content is None:
             content = os.environ.get(CAPTURE_CONTENT, "").strip().lower() in ("1", "true", "yes")
+        from .run import RunTrace  # loaded once something records: a client never loads it
+
         return RunTrace(self, tracer, instruments, thread_id, model_name, content=content, resume=resume)
 
     def tracer(self) -> Tracer | None:
