@@ -7,8 +7,10 @@ nothing is set globally, so the tests leave the API's default (no-op) providers 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -25,6 +27,9 @@ from toolwire.messages import Usage
 from toolwire.models import ModelResponse
 from toolwire.telemetry import CAPTURE_CONTENT, SPAN_ID, TRACE_ID, remote_parent, trace_meta
 from toolwire.testing import FakeClient, ScriptedModel
+
+LOOKUP_SERVER = Path(__file__).resolve().parent / "toolsets" / "mcp_lookup_server.py"
+"""A one-tool Python MCP server (`lookup`), shared with the toolset contract suite."""
 
 
 @tool
@@ -433,3 +438,18 @@ async def test_a_model_that_cannot_be_reached_fails_the_chat_and_the_run_spans(r
     assert chat.status.status_code is run.status.status_code is trace.StatusCode.ERROR
     [requests] = recorded.points("gen_ai.client.operation.duration")
     assert requests.attributes["error.type"] == "ProviderError"
+
+
+async def test_an_mcp_tool_call_ran_at_the_mcp_server(recorded: Recorded, tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    from toolwire.interop.mcp import MCPToolset
+
+    server = MCPToolset(sys.executable, [str(LOOKUP_SERVER)], env={"TOOLWIRE_RAN_FILE": str(tmp_path / "ran")})
+    agent = Agent(ScriptedModel([calls("lookup", key="k"), "done"]), tools=[server], telemetry=recorded.telemetry)
+    async with agent:
+        result = await agent.run("look it up")
+    assert result.reason == "answer"
+
+    attributes = dict(recorded.named("execute_tool lookup").attributes or {})
+    assert (attributes["toolwire.tool.runs_on"], attributes["gen_ai.tool.type"]) == ("mcp", "extension")
+    assert attributes["toolwire.outcome"] == "success"
