@@ -17,6 +17,7 @@ ON_TRIO_TOO = frozenset(
         "test_tools",
         "test_loop",
         "test_resume",
+        "test_telemetry",
         "test_contract",  # tests/toolsets/
         "test_toolsets",
         "test_thread_store",  # tests/store/contracts/

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .policy import ConsentAnswer as ConsentAnswer
     from .policy import ConsentRequest as ConsentRequest
     from .policy import PermissionPolicy as PermissionPolicy
+    from .telemetry import Telemetry as Telemetry
     from .tools import Tool as Tool
     from .tools import Toolbox as Toolbox
     from .tools import ToolContext as ToolContext
@@ -72,6 +73,7 @@ __all__ = [
     "ResultType",
     "Retry",
     "RunResult",
+    "Telemetry",
     "Tool",
     "ToolCall",
     "ToolContext",
@@ -112,6 +114,7 @@ _SOURCES = {
     "ResultType": "envelopes",
     "Retry": "filters",
     "RunResult": "loop",
+    "Telemetry": "telemetry",
     "Tool": "tools",
     "ToolCall": "envelopes",
     "ToolContext": "tools",

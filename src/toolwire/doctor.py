@@ -47,6 +47,7 @@ _EXTRAS: Final = (
     ("mcp", ("mcp",), False, "pip install 'toolwire[mcp]'"),
     ("agui", ("ag_ui",), False, "pip install 'toolwire[agui]'"),
     ("postgres", ("psycopg", "psycopg_pool"), False, "pip install 'toolwire[postgres]'"),
+    ("otel", ("opentelemetry",), False, "pip install 'toolwire[otel]'"),
 )
 _TEST_TOOLS: Final = (
     # a program the test suite runs, what for, how to add it (Debian)

@@ -10,12 +10,15 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .envelopes import ToolCall, ToolResult
 from .modes import ToolMode
 from .policy import ConsentRequest, Decision, Permission
 from .tools import Cancellation, Tool
+
+if TYPE_CHECKING:
+    from .telemetry.run import RunTrace
 
 __all__ = [
     "AskHook",
@@ -45,6 +48,7 @@ class InvocationContext:
         "_asking",
         "_checked",
         "_started_at",
+        "_trace",
         "arguments",
         "cancel",
         "cancellation",
@@ -109,6 +113,8 @@ class InvocationContext:
         self._asking = asking
         """Told (`False`) before a person is asked about the call, and (`True`) when they allowed it (the ledger)."""
         self._started_at = 0.0
+        self._trace: RunTrace | None = None
+        """The run's telemetry when spans or metrics are recorded (`Pipeline.invoke_batch`)."""
         self._checked: ToolResult | None = None
         """The result the tool's run gave, already bound and checked by the pipeline."""
 

@@ -38,6 +38,7 @@ from .policy import PermissionPolicy
 from .runs import RunLoop, new_id
 from .store import Store, memory_store
 from .streaming import stream_events
+from .telemetry import Telemetry
 from .tools import Cancellation, Tool, Toolbox
 from .toolsets import Toolset
 from .toolsets.binding import Toolsets, split_tools
@@ -87,6 +88,8 @@ class Agent(RunLoop):
         expose_errors: Show the model and clients the text of unexpected exceptions (for
             development); by default they see the exception's type and an error id, and the
             text goes to the log (see `Pipeline`).
+        telemetry: OpenTelemetry spans and metrics of the runs (see `Telemetry`): by default,
+            those of the providers the application set globally, and nothing when it set none.
     """
 
     def __init__(
@@ -107,6 +110,7 @@ class Agent(RunLoop):
         client_tools: ClientToolsConfig | None = None,
         max_resume_attempts: int = 3,
         expose_errors: bool | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         if max_requests < 1 or max_tool_calls < 0 or retry_budget < 0 or max_resume_attempts < 1:
             raise UsageError(
@@ -139,6 +143,8 @@ class Agent(RunLoop):
         self.toolsets = Toolsets((*toolsets, self.client_toolset), self.toolbox, store=self.store, policy=self.policy)
         """Every toolset the runs bind, in order (an earlier one's tool wins a name)."""
         self._thread_turns = ThreadTurns()
+        self.telemetry = telemetry if telemetry is not None else Telemetry()
+        """Where the runs' spans and metrics go (see `toolwire.telemetry`)."""
 
     def add_toolsets(self, toolsets: Iterable[Toolset]) -> None:
         """Offer more toolsets, after those the agent was given and before the client tools.
@@ -314,12 +320,26 @@ class Agent(RunLoop):
         inputs: Mapping[Toolset, object],
     ) -> RunResult | None:
         """`_turns` with the toolsets bound to the run (and told when it ends)."""
-        surface = await self.toolsets.bind(thread_id, inputs)
+        trace = self.telemetry.start_run(thread_id, self.model.name, resume=prompt is None)
+        if trace is None:  # nothing records spans or metrics: the run as it is
+            surface = await self.toolsets.bind(thread_id, inputs)
+            try:
+                return await self._turns(prompt, thread_id, cancellation, emit, surface)
+            finally:
+                if surface.ending:
+                    await surface.end_run()
         try:
-            return await self._turns(prompt, thread_id, cancellation, emit, surface)
-        finally:
-            if surface.ending:
-                await surface.end_run()
+            surface = await self.toolsets.bind(thread_id, inputs)
+            try:
+                result = await self._turns(prompt, thread_id, cancellation, emit, surface, trace)
+            finally:
+                if surface.ending:
+                    await surface.end_run()
+        except BaseException as exc:
+            trace.end(None, exc)
+            raise
+        trace.end(result)
+        return result
 
     async def unfinished(self, thread: str) -> bool:
         """True when the thread's last run stopped before it ended (the process died): see `resume()`."""

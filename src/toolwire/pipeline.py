@@ -30,10 +30,10 @@ import math
 import os
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from anyio import CapacityLimiter, create_task_group, from_thread, to_thread
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
@@ -58,6 +58,9 @@ from .invocation import (
 from .modes import ToolMode
 from .policy import ConsentAnswer, ConsentHandler, ConsentRequest, Decision, Permission, PermissionPolicy
 from .tools import Cancellation, Tool, Toolbox, ToolContext
+
+if TYPE_CHECKING:
+    from .telemetry.run import RunTrace
 
 __all__ = [
     "Batch",
@@ -286,13 +289,18 @@ class Pipeline:
         hook = ctx._asking if ask else None  # pyright: ignore[reportPrivateUsage]
         if hook is not None:
             await hook(call, False)
+        on_ask = ctx.observer and _asker(ctx.observer)
+        trace = ctx._trace  # pyright: ignore[reportPrivateUsage]
+        waiting = None if trace is None or not ask else trace.consent(ctx)
+        if waiting is not None:
+            on_ask = waiting.asker(on_ask)
         try:
             # Waiting for a person: the caller's cancellation must be able to end the wait.
             ctx.permission = await self.policy.check(
                 call,
                 tool,
                 ctx.thread_id,
-                on_ask=ctx.observer and _asker(ctx.observer),
+                on_ask=on_ask,
                 consent=self.consent,
                 client=self.client_consent,
                 cancellation=ctx.cancellation,
@@ -302,6 +310,9 @@ class Pipeline:
         except Exception as exc:  # a failing policy or approval store must not let the call through
             shown = self._unexpected(exc, "the permission check failed on call %s of tool %s", call.id, tool.name)
             ctx.permission = Permission(Decision.DENY, f"the permission check failed ({shown})", "error")
+        finally:
+            if waiting is not None:
+                waiting.end(ctx.permission)
         if ctx.permission is None:
             ctx.result = _canceled(call, ctx.cancellation)
             return False
@@ -332,6 +343,7 @@ class Pipeline:
         record: Record | None = None,
         approved: Collection[str] = (),
         asking: AskHook | None = None,
+        trace: RunTrace | None = None,
     ) -> Batch:
         """Run the calls of one model reply and return their results in the given order.
 
@@ -351,6 +363,8 @@ class Pipeline:
                 are not asked again.
             asking: Told when a call waits for a person's consent and when they allowed it
                 (the loop moves its ledger entry: AWAITING_APPROVAL, then DISPATCHED).
+            trace: The run's telemetry (`Telemetry.start_run`): each call gets its span and
+                metrics; None when nothing is recorded.
         """
         cancellation = Cancellation() if cancellation is None else cancellation
         pipeline = self
@@ -367,8 +381,11 @@ class Pipeline:
                 observer=observer,
                 asking=asking,
             )
-            # One frame less without events or a record.
-            await (pipeline._run(ctx) if observer is None and record is None else pipeline._settle(ctx, record))
+            if trace is not None:
+                ctx._trace = trace  # pyright: ignore[reportPrivateUsage]
+                await pipeline._traced(ctx, record)
+            else:  # one frame less without events or a record
+                await (pipeline._run(ctx) if observer is None and record is None else pipeline._settle(ctx, record))
             return Batch([ctx])
         contexts = [
             InvocationContext(
@@ -383,6 +400,11 @@ class Pipeline:
             )
             for index, call in enumerate(calls)
         ]
+        settle = pipeline._settle
+        if trace is not None:
+            settle = pipeline._traced
+            for ctx in contexts:
+                ctx._trace = trace  # pyright: ignore[reportPrivateUsage]
         start = 0
         while start < count:
             end = start + 1
@@ -390,13 +412,24 @@ class Pipeline:
                 while end < count and not pipeline._exclusive(calls[end]):
                     end += 1
             if end - start == 1:
-                await pipeline._settle(contexts[start], record)  # one call: no task, no limiter
+                await settle(contexts[start], record)  # one call: no task, no limiter
             else:
-                await pipeline._together(contexts[start:end], record)
+                await pipeline._together(contexts[start:end], record, settle)
             start = end
         return Batch(contexts)
 
-    async def _together(self, contexts: list[InvocationContext], record: Record | None) -> None:
+    def _traced(self, ctx: InvocationContext, record: Record | None) -> Coroutine[Any, Any, None]:
+        """`_settle` under the call's span (the batch's calls have their run's `trace`)."""
+        trace = ctx._trace  # pyright: ignore[reportPrivateUsage]
+        assert trace is not None
+        return trace.tool(ctx, self._settle(ctx, record))
+
+    async def _together(
+        self,
+        contexts: list[InvocationContext],
+        record: Record | None,
+        settle: Callable[[InvocationContext, Record | None], Coroutine[Any, Any, None]],
+    ) -> None:
         """Run calls concurrently (up to `max_concurrency` at once).
 
         A call that finishes without waiting (most do) needs no task of its own (`_fast.together`).
@@ -408,13 +441,13 @@ class Pipeline:
 
             async def limited(ctx: InvocationContext) -> None:
                 async with limiter:
-                    await self._settle(ctx, record)
+                    await settle(ctx, record)
 
             async with create_task_group() as group:
                 for ctx in contexts:
                     group.start_soon(limited, ctx)
             return
-        await together(self._settle, contexts, record)
+        await together(settle, contexts, record)
 
     def _unexpected(self, exc: Exception, what: str, *args: object) -> str:
         """Log an unexpected exception in full under a new error id; return what others may see of it.

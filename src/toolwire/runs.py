@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from anyio import CancelScope
 
@@ -40,6 +41,10 @@ from .store import CallState, LedgerEntry, RunRecord, Store
 from .tools import Cancellation
 from .toolsets.binding import Toolsets
 from .toolsets.surface import ToolSurface, ledger_entry
+
+if TYPE_CHECKING:
+    from .telemetry import Telemetry
+    from .telemetry.run import RunTrace
 
 __all__ = ["RunLoop", "new_id"]
 
@@ -61,6 +66,7 @@ class RunLoop:
     history: HistoryStrategy | None
     tool_choice: ToolChoice
     max_resume_attempts: int
+    telemetry: Telemetry
 
     async def _turns(
         self,
@@ -69,8 +75,12 @@ class RunLoop:
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
         surface: ToolSurface,
+        trace: RunTrace | None = None,
     ) -> RunResult | None:
-        """The loop itself; `prompt` None resumes an unfinished run (None if there is none)."""
+        """The loop itself; `prompt` None resumes an unfinished run (None if there is none).
+
+        `trace`: the run's telemetry, when spans or metrics are recorded (see `toolwire.telemetry`).
+        """
         store = self.store
         history = await store.load_messages(thread_id)
         run = await store.load_run(thread_id)
@@ -86,7 +96,7 @@ class RunLoop:
             store, thread_id, history, entry_of=lambda call: ledger_entry(thread_id, -1, call, surface.toolbox())
         )
         if unfinished is not None:
-            await self._finish(thread_id, unfinished, history, cancellation, emit, surface)
+            await self._finish(thread_id, unfinished, history, cancellation, emit, surface, trace)
         seen = {call.id for message in history if isinstance(message, AssistantMessage) for call in message.tool_calls}
         if prompt is not None:
             user = UserMessage(prompt)
@@ -102,7 +112,7 @@ class RunLoop:
                 break
             if emit is not None:
                 emit(ModelRequestStarted(request_index))
-            response = await self._ask(request_index, history, cancellation, emit, surface)
+            response = await self._ask(request_index, history, cancellation, emit, surface, trace)
             if response is None:
                 reason, detail = "canceled", cancellation.reason or ""
                 break
@@ -121,7 +131,7 @@ class RunLoop:
             runnable = calls[: max(0, self.max_tool_calls - calls_used)]
             calls_used += len(runnable)
             results = await self._run_batch(
-                thread_id, request_index, response.text, calls, runnable, history, cancellation, emit, surface
+                thread_id, request_index, response.text, calls, runnable, history, cancellation, emit, surface, trace
             )
             if cancellation.cancelled:
                 reason, detail = "canceled", cancellation.reason or ""
@@ -186,6 +196,7 @@ class RunLoop:
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
         surface: ToolSurface,
+        trace: RunTrace | None,
     ) -> None:
         """Give each call a stopped process left without a result its one result (see `ledger`)."""
         ran: dict[str, ToolResult] = {}
@@ -203,6 +214,7 @@ class RunLoop:
                 record=self._recorder(thread_id, calls),
                 approved=frozenset(entry.call.id for entry in again if entry.state in sent),
                 asking=self._asking(thread_id, again),
+                trace=trace,
             )
             results = batch.results if answered is None else surface.merge(answered, batch.results)
             ran = dict(zip((call.id for call in calls), results, strict=True))
@@ -276,6 +288,7 @@ class RunLoop:
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
         surface: ToolSurface,
+        trace: RunTrace | None,
     ) -> ModelResponse | None:
         """Ask the model; None if the caller canceled first."""
         messages: Sequence[Message] = tuple(history)
@@ -288,7 +301,8 @@ class RunLoop:
             tool_choice=self.tool_choice,
             request_index=request_index,
         )
-        response = await guarded(self._receive(self.model.stream(request), emit), None, cancellation)
+        answer = guarded(self._receive(self.model.stream(request), emit), None, cancellation)
+        response = await (answer if trace is None else trace.chat(request, answer))
         return None if response is INTERRUPTED else response
 
     async def _receive(
@@ -325,6 +339,7 @@ class RunLoop:
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
         surface: ToolSurface,
+        trace: RunTrace | None,
     ) -> _Results:
         assistant = AssistantMessage(text, calls)
         history.append(assistant)
@@ -344,6 +359,7 @@ class RunLoop:
             observer=emit,
             record=self._recorder(thread_id, calls, done),  # a decided outcome is written at once
             asking=self._asking(thread_id, entries),
+            trace=trace,
         )
         ran = batch.results if answered is None else surface.merge(answered, batch.results)
         results = _Results(ran, terminate=batch.terminate)

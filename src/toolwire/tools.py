@@ -20,7 +20,7 @@ import hashlib
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Generic, ParamSpec, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, ParamSpec, Protocol, TypeVar, cast, overload
 
 from .cancellation import Cancellation
 from .envelopes import ToolCall, ToolResult
@@ -169,6 +169,8 @@ class Tool(Generic[P, R]):
 
     is_client: bool = False
     """False for server tools; client tools are registered and executed by a client."""
+    runs_on: Literal["server", "client", "mcp"] = "server"
+    """Where a call runs: in this process, at a connected client, or at an MCP server (for traces)."""
     __name__: str
     __wrapped__: Callable[P, R]
 

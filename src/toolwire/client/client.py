@@ -31,6 +31,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from .._extras import import_extra
 from ..client_tools.definitions import ClientToolGroup
 from ..client_tools.validation import validate_groups
+from ..envelopes import ResultType
 from ..errors import RegistrationError, ToolwireError, UsageError
 from ..protocol import (
     DEFAULT_LIMITS,
@@ -51,6 +52,7 @@ from ..protocol import (
     UserMessageBody,
     tool_result,
 )
+from ..telemetry import Telemetry, client_execution
 from . import consent
 from .handlers import ExecutionLedger, Handler, Handlers, elapsed_ms, failure
 from .link import Link, Reconnect
@@ -106,8 +108,11 @@ class Client:
         on_refused: Callable[[ResultRefused], object] | None = None,
         reconnect: Reconnect | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.handlers = Handlers(limits)
+        self.telemetry = telemetry if telemetry is not None else Telemetry()
+        """Where the spans of this client's executions go (see `toolwire.telemetry`)."""
         self.ledger = ExecutionLedger()
         self.on_consent = on_consent
         self.on_refused = on_refused
@@ -291,7 +296,7 @@ class Client:
                     )
                 )
             case ToolUseRequest() as request:  # "client", and "either" (it came to us: run it here)
-                self._requested(request)
+                self._requested(request, envelope.meta)
             case ToolUseResult() as result:
                 tool = self._mirrored.pop(result.id, "")
                 self._emit(ServerToolResult(id=result.id, tool_name=tool, result=tool_result(result, tool=tool)))
@@ -342,24 +347,29 @@ class Client:
         else:
             _log.warning("the server reported error %s: %.200s", error.code, error.message)
 
-    def _requested(self, request: ToolUseRequest) -> None:
+    def _requested(self, request: ToolUseRequest, meta: Mapping[str, Any]) -> None:
         assert self._tasks is not None
         entry = self.ledger.get(request.id)
         if entry is None:
             self.ledger.start(request)
-            self._tasks.start_soon(self._execute, request)
+            self._tasks.start_soon(self._execute, request, meta)
         elif entry.result is not None:  # delivered again: answer from the ledger, run nothing
             self._tasks.start_soon(self._answer, entry.result)
             self._emit(ClientToolCall(request=request, result=entry.result, replayed=True))
         # else: it is running now, and its answer will go out when it ends
 
-    async def _execute(self, request: ToolUseRequest) -> None:
+    async def _execute(self, request: ToolUseRequest, meta: Mapping[str, Any]) -> None:
         started = time.monotonic()
         result: ToolUseResult | None = None
+        tracer = self.telemetry.tracer()
         with anyio.CancelScope() as scope:
             self._running[request.id] = scope
             try:
-                result = await self.handlers.run(request)
+                answer = self.handlers.run(request)
+                if tracer is not None:  # a child of the server's call span, when the request names it
+                    call_id = request.call_id or request.id
+                    answer = client_execution(tracer, request.tool_name, call_id, meta, answer, _outcome)
+                result = await answer
             except Exception as exc:  # a bug here must still answer the request, and not end the client
                 _log.exception("answering request %s failed", request.id)
                 result = failure(request.id, "execution_error", f"the client failed: {exc}")
@@ -446,6 +456,7 @@ async def connect(
     expanded_containers: Iterable[str] = (),
     reconnect: bool | Reconnect = True,
     limits: Limits = DEFAULT_LIMITS,
+    telemetry: Telemetry | None = None,
 ) -> AsyncGenerator[Client]:
     """Connect to a toolwire server, open (or resume) a conversation and register tool groups.
 
@@ -467,6 +478,9 @@ async def connect(
         expanded_containers: Groups or skills to offer expanded from the start.
         reconnect: Reconnect and resume when the socket drops (`Reconnect(...)` to tune it).
         limits: What a frame from the server may contain.
+        telemetry: Where the spans of this client's tool executions go (the global OpenTelemetry
+            provider by default; nothing without one): each is an `execute_tool` span, a child of
+            the server's call span when the request's `meta` names it (see `toolwire.telemetry`).
 
     Raises:
         ConnectionClosed: The server cannot be reached or refused (token, unknown conversation).
@@ -475,7 +489,15 @@ async def connect(
     """
     import_extra("websockets", "server")
     policy = Reconnect() if reconnect is True else reconnect or None
-    client = Client(url, token=token, on_consent=on_consent, on_refused=on_refused, reconnect=policy, limits=limits)
+    client = Client(
+        url,
+        token=token,
+        on_consent=on_consent,
+        on_refused=on_refused,
+        reconnect=policy,
+        limits=limits,
+        telemetry=telemetry,
+    )
     for name, function in (handlers or {}).items():
         client.handlers.add(name, function)
     failure: BaseException | None = None
@@ -493,6 +515,15 @@ async def connect(
             tasks.cancel_scope.cancel()
     if failure is not None:
         raise failure
+
+
+def _outcome(result: ToolUseResult) -> tuple[str, str | None]:
+    """A result's outcome type and error code, for its span."""
+    kind = "success" if result.success else "error"
+    if result.result_type is not None:
+        with suppress(ValueError):
+            kind = ResultType(result.result_type).name.lower()
+    return kind, None if result.success else result.error_code
 
 
 def _name_of(function: Handler) -> str:

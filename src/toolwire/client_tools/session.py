@@ -60,6 +60,7 @@ class ClientToolProxy(Tool[..., Awaitable[ToolResult]]):
     """
 
     is_client = True
+    runs_on = "client"
 
     def __init__(
         self, definition: ClientTool, validator: ArgumentValidator, session: ClientSession, timeout: float

@@ -72,6 +72,8 @@ _log = logging.getLogger("toolwire.interop.mcp")
 class MCPTool(Tool[..., Awaitable[Any]]):
     """One tool of an MCP server as the pipeline sees it; running it sends `tools/call` (`MCPToolset.send`)."""
 
+    runs_on = "mcp"
+
     def __init__(
         self,
         definition: mcp.types.Tool,
