@@ -100,6 +100,16 @@ class PgCluster:
         """Stop the server (`pg_ctl stop -m MODE`); the data directory stays until `remove()`."""
         self._run("pg_ctl", "stop", "-w", "-m", mode, "-D", str(self.data_dir))
 
+    def restart(self, mode: str = "immediate") -> None:
+        """Restart the server (`pg_ctl restart -m MODE`, same port and settings); return once it accepts connections.
+
+        `immediate` is a crash as far as the clients see: every connection drops, the server recovers from its WAL.
+        """
+        self._run(
+            "pg_ctl", "restart", "-w", "-t", "60", "-m", mode, "-D", str(self.data_dir),
+            "-l", str(self._root / "server.log"),
+        )  # fmt: skip
+
     def remove(self) -> None:
         """Stop the server if it runs, and delete everything of the cluster."""
         try:

@@ -156,6 +156,9 @@ class Link:
         self.client_version = client_version
         self.failure: ConnectionClosed | None = None
         """Why the link gave up, once it has."""
+        self.on_stanza: Callable[[int], None] | None = None
+        """Told the stanza id of each new numbered message from the server, in order, before it is acted
+        on (replayed duplicates are dropped before): a test can check the numbering has no gap or repeat."""
         self._token = token
         self._receive = receive
         self._failed = failed
@@ -347,6 +350,8 @@ class Link:
             # Act before writing anything: a frame written meanwhile may acknowledge these
             # messages (`ackInMeta`), which must not happen before they are acted on.
             for envelope in received.messages:
+                if self.on_stanza is not None and envelope.stanza_id:
+                    self.on_stanza(envelope.stanza_id)
                 try:
                     self._receive(envelope)
                 except Exception:  # a message the client cannot act on must not end the conversation

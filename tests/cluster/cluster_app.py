@@ -1,0 +1,61 @@
+"""The agent every replica of the cluster harness serves (`toolwire serve --app cluster_app:make_agent`).
+
+A user message `job NAME rounds R` makes the model alternate, one call a turn: the client's tool
+`Work(job, round)`, then the server's tool `tally`, R times; then it answers `done NAME` (or `failed NAME: ...` at the first failed result). `tally`
+appends `THREAD CALL` to the file named by `TOOLWIRE_CLUSTER_TALLY` (one line per execution, with
+O_APPEND: the replicas share the file), so the harness counts server tool executions per call.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from toolwire import Agent, ToolCall, ToolContext, tool
+from toolwire.client_tools import ClientToolsConfig, RetryWithBackoff
+from toolwire.messages import ToolResultMessage, UserMessage
+from toolwire.models import ModelRequest
+from toolwire.store import Store
+from toolwire.testing import FunctionModel, Turn
+
+TALLY_ENV = "TOOLWIRE_CLUSTER_TALLY"
+
+
+@tool
+def tally(context: ToolContext) -> str:
+    """Count one execution of this call."""
+    line = f"{context.thread_id} {context.call_id}\n".encode()
+    descriptor = os.open(os.environ[TALLY_ENV], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(descriptor, line)  # one write with O_APPEND: lines of concurrent replicas never mix
+    finally:
+        os.close(descriptor)
+    return "counted"
+
+
+def script(request: ModelRequest) -> Turn:
+    index = max(i for i, message in enumerate(request.messages) if isinstance(message, UserMessage))
+    prompt = request.messages[index]
+    assert isinstance(prompt, UserMessage)
+    match = re.fullmatch(r"job (\S+) rounds (\d+)", prompt.content)
+    if match is None:
+        return "say: job NAME rounds R"
+    job, rounds = match.group(1), int(match.group(2))
+    results = [message for message in request.messages[index:] if isinstance(message, ToolResultMessage)]
+    if failed := [result for result in results if not result.result.success]:
+        return f"failed {job}: {failed[0].tool_name} {failed[0].result.error}"
+    done = len(results)
+    if done >= 2 * rounds:
+        return f"done {job}"
+    if done % 2 == 0:
+        return [ToolCall(id="", name="Work", arguments={"job": job, "round": done // 2})]
+    return [ToolCall(id="", name="tally", arguments={})]
+
+
+def make_agent(store: Store) -> Agent:
+    config = ClientToolsConfig(
+        invoke_timeout=60,
+        disconnection=RetryWithBackoff(max_retries=20, initial_delay=0.05),
+        validate_schema_on_registration=False,
+    )
+    return Agent(FunctionModel(script), tools=[tally], store=store, client_tools=config)
