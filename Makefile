@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup local run serve example chat test format lint typecheck pytest bench dist
+.PHONY: setup local run serve example chat test format lint typecheck pytest cluster bench dist
 
 $(VENV)/.installed: pyproject.toml
 	@echo "==> Creating $(VENV) and installing toolwire with its server and development packages (a minute or two the first time)"
@@ -64,6 +64,11 @@ dist: setup
 	$(PY) -m build --outdir dist .
 	$(BIN)/twine check --strict dist/*
 	cd web && npm pack --pack-destination ../dist
+
+# The multi-replica harness alone (tests/cluster/, docs/deployment.md): PostgreSQL, three
+# `toolwire serve` replicas and haproxy on loopback; skipped without PostgreSQL or haproxy.
+cluster: setup
+	$(PY) -m pytest tests/cluster
 
 bench: setup
 	$(PY) bench/invoke_overhead.py

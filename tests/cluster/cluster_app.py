@@ -1,9 +1,11 @@
 """The agent every replica of the cluster harness serves (`toolwire serve --app cluster_app:make_agent`).
 
 A user message `job NAME rounds R` makes the model alternate, one call a turn: the client's tool
-`Work(job, round)`, then the server's tool `tally`, R times; then it answers `done NAME` (or `failed NAME: ...` at the first failed result). `tally`
-appends `THREAD CALL` to the file named by `TOOLWIRE_CLUSTER_TALLY` (one line per execution, with
-O_APPEND: the replicas share the file), so the harness counts server tool executions per call.
+`Work(job, round)`, then the server's tool `tally`, R times; then it answers `done NAME` (or
+`failed NAME: ...` at the first failed result; a `tally` Canceled by system, in flight when its
+replica stopped, counts as done). `tally` appends `THREAD CALL` to the file named by
+`TOOLWIRE_CLUSTER_TALLY` (one line per execution, with O_APPEND: the replicas share the file), so
+the harness counts server tool executions per call.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 
-from toolwire import Agent, ToolCall, ToolContext, tool
+from toolwire import Agent, ResultType, ToolCall, ToolContext, tool
 from toolwire.client_tools import ClientToolsConfig, RetryWithBackoff
 from toolwire.messages import ToolResultMessage, UserMessage
 from toolwire.models import ModelRequest
@@ -42,7 +44,7 @@ def script(request: ModelRequest) -> Turn:
         return "say: job NAME rounds R"
     job, rounds = match.group(1), int(match.group(2))
     results = [message for message in request.messages[index:] if isinstance(message, ToolResultMessage)]
-    if failed := [result for result in results if not result.result.success]:
+    if failed := [result for result in results if not result.result.success and not _interrupted(result)]:
         return f"failed {job}: {failed[0].tool_name} {failed[0].result.error}"
     done = len(results)
     if done >= 2 * rounds:
@@ -52,10 +54,21 @@ def script(request: ModelRequest) -> Turn:
     return [ToolCall(id="", name="tally", arguments={})]
 
 
+def _interrupted(result: ToolResultMessage) -> bool:
+    """A server tool in flight when its replica stopped ends Canceled by system, never re-run (issue 17)."""
+    return result.tool_name == "tally" and result.result.type is ResultType.CANCELED
+
+
+DISCONNECTION = RetryWithBackoff(max_retries=6, initial_delay=0.05, max_delay=1.0)
+"""How long a replica waits for a client that dropped before settling its call without it."""
+STALE_AFTER = sum(min(DISCONNECTION.max_delay, DISCONNECTION.initial_delay * 2**n) for n in range(6)) + 1.0
+"""Seconds after which a replica that lost a client has acted on it (its retries ended): ≈ 3.6 s."""
+
+
 def make_agent(store: Store) -> Agent:
     config = ClientToolsConfig(
         invoke_timeout=60,
-        disconnection=RetryWithBackoff(max_retries=20, initial_delay=0.05),
+        disconnection=DISCONNECTION,
         validate_schema_on_registration=False,
     )
     return Agent(FunctionModel(script), tools=[tally], store=store, client_tools=config)

@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from cluster_harness import Cluster, JobClient
+
 from toolwire.messages import AssistantMessage, ToolResultMessage, message_from_dict
 
 SCHEMA = "toolwire"
@@ -84,8 +85,8 @@ def lease_table(dsn: str) -> str | None:
     """The schema's lease table (one with `owner` and `epoch` columns), or None before leases exist."""
     rows = _query(
         dsn,
-        "SELECT table_name FROM information_schema.columns WHERE table_schema = %s AND column_name IN ('owner', 'epoch')"
-        " GROUP BY table_name HAVING count(*) = 2",
+        "SELECT table_name FROM information_schema.columns WHERE table_schema = %s"
+        " AND column_name IN ('owner', 'epoch') GROUP BY table_name HAVING count(*) = 2",
         SCHEMA,
     )
     return rows[0][0] if rows else None
@@ -159,12 +160,18 @@ def check_one_owner_per_epoch(watcher: LeaseWatcher) -> None:
 
 
 def check_all(cluster: Cluster, clients: list[JobClient], *, jobs: int, watcher: LeaseWatcher) -> None:
-    """Every invariant."""
-    try:
-        check_runs_finished(clients, jobs=jobs)
-        check_one_result_per_call(cluster.pg.dsn)
-        check_no_duplicate_execution(cluster, clients)
-        check_stanzas_in_order(clients)
-        check_one_owner_per_epoch(watcher)
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{cluster.report()}") from None
+    """Every invariant; the failure names every one that broke, then the replicas' and haproxy's output."""
+    broken: list[str] = []
+    for check in (
+        lambda: check_runs_finished(clients, jobs=jobs),
+        lambda: check_one_result_per_call(cluster.pg.dsn),
+        lambda: check_no_duplicate_execution(cluster, clients),
+        lambda: check_stanzas_in_order(clients),
+        lambda: check_one_owner_per_epoch(watcher),
+    ):
+        try:
+            check()
+        except AssertionError as exc:
+            broken.append(str(exc))
+    if broken:
+        raise AssertionError("\n".join(broken) + "\n" + cluster.report())

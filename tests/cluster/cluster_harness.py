@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
@@ -39,6 +39,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from cluster_app import STALE_AFTER
 
 from pg_cluster import PgCluster
 from serving import Server, wait_gone
@@ -88,13 +89,17 @@ def serve_flags() -> frozenset[str]:
     return frozenset(re.findall(r"(--[a-z][a-z0-9-]*)", done.stdout))
 
 
-async def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    """Wait until `condition()` holds (checked every 20 ms); fail naming `what` after `timeout` seconds."""
-    with anyio.move_on_after(timeout):
-        while not condition():
+async def wait_until(condition: Callable[[], bool], what: str, within: float = 30) -> None:
+    """Wait until `condition()` holds (checked every 20 ms); fail naming `what` after `within` seconds.
+
+    A poll: what it waits for is another process's state (haproxy's view, a database row), which
+    sends no event here.
+    """
+    with anyio.move_on_after(within):
+        while not condition():  # noqa: ASYNC110
             await anyio.sleep(0.02)
         return
-    raise AssertionError(f"timed out after {timeout} s waiting until {what}")
+    raise AssertionError(f"timed out after {within} s waiting until {what}")
 
 
 @dataclass
@@ -263,9 +268,9 @@ class Haproxy:
     def status(self, name: str) -> str:
         return self.stats()[name]["status"]
 
-    async def wait_status(self, name: str, status: str, timeout: float = 30) -> None:
+    async def wait_status(self, name: str, status: str, within: float = 30) -> None:
         """Wait until haproxy reports server `name` as `status` (`UP`, `DOWN`, …)."""
-        await wait_until(lambda: self.status(name).startswith(status), f"haproxy sees {name} {status}", timeout)
+        await wait_until(lambda: self.status(name).startswith(status), f"haproxy sees {name} {status}", within)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -292,6 +297,8 @@ class JobClient:
         self.failure: BaseException | None = None
         self.conversation = ""
         self.client: Client | None = None
+        self.connected = False
+        """Whether its socket was up when it was last looked at (kept after the client ended)."""
         self.gate: anyio.Event | None = None
         """While set, each Work call waits for it before returning (a run held mid-tool-call)."""
         self.waiting = 0
@@ -318,7 +325,7 @@ class JobClient:
             self.calls[request.call_id or request.id] += 1
             return await counted(request)
 
-        client.handlers.run = run_counted  # type: ignore[method-assign]
+        client.handlers.run = run_counted
         try:
             async with anyio.create_task_group() as tasks:
                 try:
@@ -332,9 +339,12 @@ class JobClient:
                         name = f"c{self.index}-{job}"
                         self.answers.append(await client.ask(f"job {name} rounds {rounds}"))
                 finally:
+                    self.connected = client.connected
                     await client.aclose()
                     tasks.cancel_scope.cancel()
         except Exception as exc:  # reported by the invariant checks with the client's index
+            while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+                exc = exc.exceptions[0]
             self.failure = exc
         finally:
             self.client = None
@@ -374,9 +384,9 @@ class Cluster:
         *,
         jobs: int,
         rounds: int,
-        during: Callable[[], Awaitable[None]] | None = None,
+        during: Callable[[], Coroutine[Any, Any, None]] | None = None,
         gate: anyio.Event | None = None,
-        timeout: float = 120,
+        within: float = 60,
     ) -> list[JobClient]:
         """Run `count` clients through haproxy (and `during`, the disturbance, beside them); return them when all ended.
 
@@ -385,13 +395,30 @@ class Cluster:
         self.clients = [JobClient(index) for index in range(count)]
         for client in self.clients:
             client.gate = gate
-        with anyio.fail_after(timeout):
+        with anyio.move_on_after(within) as deadline:
             async with anyio.create_task_group() as group:
                 for client in self.clients:
                     group.start_soon(lambda c=client: c.run(self.url, jobs=jobs, rounds=rounds))
                 if during is not None:
                     group.start_soon(during)
+        if deadline.cancelled_caught:
+            for client in self.clients:
+                if client.failure is None and len(client.answers) < jobs:
+                    connected = client.connected
+                    client.failure = TimeoutError(
+                        f"still at job {len(client.answers)} after {within} s (conversation {client.conversation},"
+                        f" {'connected' if connected else 'not connected'}, {sum(client.executions.values())}"
+                        f" Work runs, {len(client.stanzas)} stanzas)"
+                    )
         return self.clients
+
+    async def settle(self, name: str) -> None:
+        """Wait until replica `name`, whose clients were cut off, has acted on it: haproxy sees it up (its
+        loop runs: it has seen the sockets close), and its wait for those clients (cluster_app.DISCONNECTION)
+        has ended since."""
+        await self.haproxy.wait_status(name, "UP")
+        window_ends = time.monotonic() + STALE_AFTER
+        await wait_until(lambda: time.monotonic() >= window_ends, f"{name}'s wait for its clients ended")
 
     async def kill(self, name: str) -> None:
         """kill -9 a replica and wait until haproxy has it down."""
@@ -455,4 +482,3 @@ def running_cluster(workdir: Path, pg_bin: Path, haproxy: str, *, replicas: int 
         for replica in members:
             replica.ensure_ended()
         pg.remove()
-

@@ -57,6 +57,7 @@ async def test_a_replica_stopped_past_its_lease_is_fenced_when_it_continues(
         await cluster.haproxy.wait_status("r1", "UP")
 
     clients = await cluster.run_load(CLIENTS, jobs=JOBS, rounds=ROUNDS, during=pause_one)
+    await cluster.settle("r1")  # what its stale runs do once it runs again, the checks see
     check_all(cluster, clients, jobs=JOBS, watcher=leases)
 
 
@@ -84,16 +85,18 @@ async def test_a_client_reconnects_to_another_replica_mid_tool_call(cluster: Clu
         gate.set()
 
     clients = await cluster.run_load(CLIENTS, jobs=JOBS, rounds=ROUNDS, during=move_held_clients, gate=gate)
+    await cluster.settle("r1")  # the old owner, alive, acts on the runs it lost: the checks see what it did
     check_all(cluster, clients, jobs=JOBS, watcher=leases)
 
 
+@pytest.mark.timeout(200)
 @pytest.mark.xfail(strict=True, reason="needs hand-off on a graceful stop and lease takeover (issue 17 point 2)")
 async def test_a_rolling_restart_under_load(cluster: Cluster, leases: LeaseWatcher) -> None:
     async def roll() -> None:
         await wait_work(cluster, WORK // 6)
         await cluster.rolling_restart()
 
-    clients = await cluster.run_load(CLIENTS, jobs=JOBS, rounds=ROUNDS, during=roll, timeout=180)
+    clients = await cluster.run_load(CLIENTS, jobs=JOBS, rounds=ROUNDS, during=roll, within=90)
     check_all(cluster, clients, jobs=JOBS, watcher=leases)
 
 
@@ -119,7 +122,7 @@ async def wait_work(cluster: Cluster, executed: int) -> None:
 
 
 async def wait_for(condition: Callable[[], bool], what: str) -> None:
-    await wait_until(condition, what, timeout=60)
+    await wait_until(condition, what, within=60)
 
 
 async def wait_until_all_held(cluster: Cluster) -> None:
