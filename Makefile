@@ -53,8 +53,10 @@ lint: setup
 typecheck: setup
 	$(BIN)/pyright
 
+# The cluster harness is left to `make cluster`: it takes about four minutes here, past the three
+# that `make test` may spend on it.
 pytest: setup
-	PYTHONASYNCIODEBUG=1 $(PY) -m pytest
+	PYTHONASYNCIODEBUG=1 $(PY) -m pytest -m "not cluster"
 
 # The packages, into dist/: the wheel and sdist (checked by twine) and the TypeScript client's npm
 # tarball (web/pack.mjs packs the bundle shipped in src/toolwire/server/static/, with its types).

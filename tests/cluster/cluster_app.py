@@ -5,13 +5,17 @@ A user message `job NAME rounds R` makes the model alternate, one call a turn: t
 `failed NAME: ...` at the first failed result; a `tally` Canceled by system, in flight when its
 replica stopped, counts as done). `tally` appends `THREAD CALL` to the file named by
 `TOOLWIRE_CLUSTER_TALLY` (one line per execution, with O_APPEND: the replicas share the file), so
-the harness counts server tool executions per call.
+the harness counts server tool executions per call. `job NAME rounds R hold` holds the model's first
+turn until the test releases it (`_hold`).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
+
+import anyio
 
 from toolwire import Agent, ResultType, ToolCall, ToolContext, tool
 from toolwire.client_tools import ClientToolsConfig, RetryWithBackoff
@@ -21,6 +25,7 @@ from toolwire.store import Store
 from toolwire.testing import FunctionModel, Turn
 
 TALLY_ENV = "TOOLWIRE_CLUSTER_TALLY"
+HOLD_ENV = "TOOLWIRE_CLUSTER_HOLD"
 
 
 @tool
@@ -35,14 +40,16 @@ def tally(context: ToolContext) -> str:
     return "counted"
 
 
-def script(request: ModelRequest) -> Turn:
+async def script(request: ModelRequest) -> Turn:
     index = max(i for i, message in enumerate(request.messages) if isinstance(message, UserMessage))
     prompt = request.messages[index]
     assert isinstance(prompt, UserMessage)
-    match = re.fullmatch(r"job (\S+) rounds (\d+)", prompt.content)
+    match = re.fullmatch(r"job (\S+) rounds (\d+)( hold)?", prompt.content)
     if match is None:
         return "say: job NAME rounds R"
     job, rounds = match.group(1), int(match.group(2))
+    if match.group(3) and index == len(request.messages) - 1:
+        await _hold(job)
     results = [message for message in request.messages[index:] if isinstance(message, ToolResultMessage)]
     if failed := [result for result in results if not result.result.success and not _interrupted(result)]:
         return f"failed {job}: {failed[0].tool_name} {failed[0].result.error}"
@@ -52,6 +59,17 @@ def script(request: ModelRequest) -> Turn:
     if done % 2 == 0:
         return [ToolCall(id="", name="Work", arguments={"job": job, "round": done // 2})]
     return [ToolCall(id="", name="tally", arguments={})]
+
+
+async def _hold(job: str) -> None:
+    """A model that takes its time: its first turn of a `hold` job waits until the test writes `HOLD/release`.
+
+    It marks `HOLD/held-JOB` first, so the test waits for the state "every run is in a model turn".
+    """
+    hold = Path(os.environ[HOLD_ENV])
+    (hold / f"held-{job}").touch()
+    while not (hold / "release").exists():  # noqa: ASYNC110 (another process's file: polled)
+        await anyio.sleep(0.02)
 
 
 def _interrupted(result: ToolResultMessage) -> bool:

@@ -39,7 +39,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from cluster_app import STALE_AFTER
+from cluster_app import HOLD_ENV, STALE_AFTER, TALLY_ENV
 
 from pg_cluster import PgCluster
 from serving import Server, wait_gone
@@ -126,7 +126,7 @@ class Replica:
         command += ["--data-dir", str(self.workdir / "data"), "--store", self.store, "--app", "cluster_app:make_agent"]
         if "--replica-id" in serve_flags():
             command += ["--replica-id", self.name]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TOOLWIRE_CLUSTER_TALLY": str(self.tally)}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", TALLY_ENV: str(self.tally), HOLD_ENV: str(self.tally.parent)}
         env.pop("TOOLWIRE_TOKEN", None)
         process = subprocess.Popen(
             command, cwd=self.workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
@@ -268,9 +268,11 @@ class Haproxy:
     def status(self, name: str) -> str:
         return self.stats()[name]["status"]
 
-    async def wait_status(self, name: str, status: str, within: float = 30) -> None:
-        """Wait until haproxy reports server `name` as `status` (`UP`, `DOWN`, …)."""
-        await wait_until(lambda: self.status(name).startswith(status), f"haproxy sees {name} {status}", within)
+    async def wait_status(self, name: str, *statuses: str, within: float = 30) -> None:
+        """Wait until haproxy reports server `name` in one of `statuses` (`UP`, `DOWN`, `DRAIN`, …)."""
+        await wait_until(
+            lambda: self.status(name).startswith(statuses), f"haproxy sees {name} {' or '.join(statuses)}", within
+        )
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -313,7 +315,7 @@ class JobClient:
                 self.waiting -= 1
         return f"{job} round {round} worked"
 
-    async def run(self, url: str, *, jobs: int, rounds: int) -> None:
+    async def run(self, url: str, *, jobs: int, rounds: int, hold: bool = False) -> None:
         """Connect through `url`, run `jobs` jobs of `rounds` rounds, then close; a failure is kept, not raised."""
         client = Client(url, token=TOKEN, reconnect=Reconnect())
         client.handlers.add("Work", self._work)
@@ -337,7 +339,8 @@ class JobClient:
                     await client.register([JOBS_GROUP], expanded_containers=["Jobs"])
                     for job in range(jobs):
                         name = f"c{self.index}-{job}"
-                        self.answers.append(await client.ask(f"job {name} rounds {rounds}"))
+                        held = " hold" if hold and job == 0 else ""
+                        self.answers.append(await client.ask(f"job {name} rounds {rounds}{held}"))
                 finally:
                     self.connected = client.connected
                     await client.aclose()
@@ -359,6 +362,8 @@ class Cluster:
     haproxy: Haproxy
     tally_file: Path
     clients: list[JobClient] = field(default_factory=list[JobClient])
+    disturbed: bool = False
+    """Whether the last `run_load`'s disturbance ran to its end."""
 
     @property
     def url(self) -> str:
@@ -386,11 +391,13 @@ class Cluster:
         rounds: int,
         during: Callable[[], Coroutine[Any, Any, None]] | None = None,
         gate: anyio.Event | None = None,
-        within: float = 60,
+        hold: bool = False,
+        within: float = 30,
     ) -> list[JobClient]:
         """Run `count` clients through haproxy (and `during`, the disturbance, beside them); return them when all ended.
 
-        With a `gate`, every Work call waits for it (see `JobClient.gate`).
+        With a `gate`, every Work call waits for it (see `JobClient.gate`); with `hold`, the model's first turn
+        of each client's first job waits for `release_models()`.
         """
         self.clients = [JobClient(index) for index in range(count)]
         for client in self.clients:
@@ -398,10 +405,11 @@ class Cluster:
         with anyio.move_on_after(within) as deadline:
             async with anyio.create_task_group() as group:
                 for client in self.clients:
-                    group.start_soon(lambda c=client: c.run(self.url, jobs=jobs, rounds=rounds))
+                    group.start_soon(lambda c=client: c.run(self.url, jobs=jobs, rounds=rounds, hold=hold))
                 if during is not None:
-                    group.start_soon(during)
+                    group.start_soon(self._disturb, during)
         if deadline.cancelled_caught:
+            assert during is None or self.disturbed, f"the disturbance did not complete within {within} s"
             for client in self.clients:
                 if client.failure is None and len(client.answers) < jobs:
                     connected = client.connected
@@ -412,11 +420,24 @@ class Cluster:
                     )
         return self.clients
 
+    async def _disturb(self, during: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        self.disturbed = False
+        await during()
+        self.disturbed = True
+
+    def models_held(self) -> int:
+        """Model turns waiting for `release_models()` now, or released since."""
+        return len(list(self.tally_file.parent.glob("held-*")))
+
+    def release_models(self) -> None:
+        """Let the held model turns (`run_load(hold=True)`) answer."""
+        (self.tally_file.parent / "release").touch()
+
     async def settle(self, name: str) -> None:
         """Wait until replica `name`, whose clients were cut off, has acted on it: haproxy sees it up (its
         loop runs: it has seen the sockets close), and its wait for those clients (cluster_app.DISCONNECTION)
         has ended since."""
-        await self.haproxy.wait_status(name, "UP")
+        await self.haproxy.wait_status(name, "UP", "DRAIN")
         window_ends = time.monotonic() + STALE_AFTER
         await wait_until(lambda: time.monotonic() >= window_ends, f"{name}'s wait for its clients ended")
 

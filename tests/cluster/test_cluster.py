@@ -3,6 +3,8 @@
 Each scenario runs the load with a disturbance beside it, waiting for states (work done, haproxy's
 view of a replica), then checks every invariant (cluster_checks.check_all). A scenario that needs
 what is not built yet is `xfail(strict=True)` naming the missing piece: it turns red once it passes.
+kill -9 under free-running load, the reconnect mid-tool-call and the rolling restart fail only now
+and then today: their marks are not strict, and say so.
 """
 
 from __future__ import annotations
@@ -32,8 +34,34 @@ async def test_thirty_clients_on_three_replicas_finish_with_every_invariant(
     assert all(served.values()), f"haproxy spread the clients over every replica: {served}"
 
 
-@pytest.mark.xfail(strict=True, reason="needs lease takeover and resume on another replica (issue 17 points 2, 3)")
-async def test_kill_9_of_a_replica_mid_run(cluster: Cluster, leases: LeaseWatcher) -> None:
+async def test_kill_9_of_a_replica_mid_model_turn(cluster: Cluster, leases: LeaseWatcher) -> None:
+    async def kill_one() -> None:
+        await wait_for(lambda: cluster.models_held() == CLIENTS, "every client's first run is in a model turn")
+        await cluster.kill("r1")  # its clients reconnect through haproxy to r2 and r3
+        cluster.release_models()
+
+    clients = await cluster.run_load(CLIENTS, jobs=JOBS, rounds=ROUNDS, during=kill_one, hold=True)
+    check_all(cluster, clients, jobs=JOBS, watcher=leases)
+
+
+async def test_kill_9_of_a_replica_while_its_runs_wait_for_client_tools(cluster: Cluster, leases: LeaseWatcher) -> None:
+    gate = anyio.Event()
+
+    async def kill_one() -> None:
+        await wait_until_all_held(cluster)
+        await cluster.kill("r1")
+        gate.set()  # the results of r1's clients go out on their new sockets, to r2 and r3
+
+    clients = await cluster.run_load(CLIENTS, jobs=JOBS, rounds=ROUNDS, during=kill_one, gate=gate)
+    check_all(cluster, clients, jobs=JOBS, watcher=leases)
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="flaky today (failed 2 of 3 runs): now and then one client, moved off the killed replica at some other"
+    " point of its run, waits for ever; needs lease takeover of a dead owner's runs (issue 17 point 2)",
+)
+async def test_kill_9_of_a_replica_under_load(cluster: Cluster, leases: LeaseWatcher) -> None:
     async def kill_one() -> None:
         await wait_work(cluster, WORK // 4)
         await cluster.kill("r1")
@@ -42,7 +70,11 @@ async def test_kill_9_of_a_replica_mid_run(cluster: Cluster, leases: LeaseWatche
     check_all(cluster, clients, jobs=JOBS, watcher=leases)
 
 
-@pytest.mark.xfail(strict=True, reason="needs leases with an expiry and the epoch fence (issue 17 point 2)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="needs leases with an expiry and the epoch fence (issue 17 point 2): today the SIGCONTed replica's stale"
+    " run answers a call a second time, and a run stopped in its first model turn is never taken over",
+)
 async def test_a_replica_stopped_past_its_lease_is_fenced_when_it_continues(
     cluster: Cluster, leases: LeaseWatcher
 ) -> None:
@@ -61,6 +93,11 @@ async def test_a_replica_stopped_past_its_lease_is_fenced_when_it_continues(
     check_all(cluster, clients, jobs=JOBS, watcher=leases)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="needs the PostgreSQL store to ride out a dropped connection (issue 17 point 1): today runs fail with"
+    " 'the server failed', calls stay dispatched or answered, and a client sees a gap in the stanza numbers",
+)
 async def test_postgres_restarted_immediately_during_runs(cluster: Cluster, leases: LeaseWatcher) -> None:
     async def crash_postgres() -> None:
         await wait_work(cluster, WORK // 4)
@@ -70,7 +107,11 @@ async def test_postgres_restarted_immediately_during_runs(cluster: Cluster, leas
     check_all(cluster, clients, jobs=JOBS, watcher=leases)
 
 
-@pytest.mark.xfail(strict=True, reason="needs hand-off from a live owner (issue 17 point 2)")
+@pytest.mark.xfail(
+    strict=False,
+    reason="flaky today (failed 1 of 5 runs, every client still held at its first Work call after 30 s: the"
+    " move off the drained replica did not complete; not diagnosed yet, harness or server)",
+)
 async def test_a_client_reconnects_to_another_replica_mid_tool_call(cluster: Cluster, leases: LeaseWatcher) -> None:
     gate = anyio.Event()
 
@@ -90,13 +131,17 @@ async def test_a_client_reconnects_to_another_replica_mid_tool_call(cluster: Clu
 
 
 @pytest.mark.timeout(200)
-@pytest.mark.xfail(strict=True, reason="needs hand-off on a graceful stop and lease takeover (issue 17 point 2)")
+@pytest.mark.xfail(
+    strict=False,
+    reason="flaky today (passed 2 of 5 runs): now and then one client's run, resumed on another replica after a"
+    " graceful stop, never finishes; needs hand-off on a graceful stop and lease takeover (issue 17 point 2)",
+)
 async def test_a_rolling_restart_under_load(cluster: Cluster, leases: LeaseWatcher) -> None:
     async def roll() -> None:
         await wait_work(cluster, WORK // 6)
         await cluster.rolling_restart()
 
-    clients = await cluster.run_load(CLIENTS, jobs=JOBS, rounds=ROUNDS, during=roll, within=90)
+    clients = await cluster.run_load(CLIENTS, jobs=JOBS, rounds=ROUNDS, during=roll, within=60)
     check_all(cluster, clients, jobs=JOBS, watcher=leases)
 
 
