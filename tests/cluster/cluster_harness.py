@@ -49,6 +49,10 @@ from toolwire.protocol import ToolUseRequest, ToolUseResult
 TOKEN = "cluster-test-token-0123456789abcdef"
 APP = Path(__file__).with_name("cluster_app.py")
 HAPROXY_DIRS = ("/usr/sbin", "/usr/local/sbin")
+LEASE_TTL = 3
+"""Seconds a replica's lease on a conversation lasts unrenewed (`--lease-ttl`, where serve has it): short, so
+that a scenario's takeover of a dead or stopped replica's conversations is quick."""
+LEASE_RENEW = 1
 
 JOBS_GROUP: dict[str, Any] = {
     "name": "Jobs",
@@ -126,6 +130,8 @@ class Replica:
         command += ["--data-dir", str(self.workdir / "data"), "--store", self.store, "--app", "cluster_app:make_agent"]
         if "--replica-id" in serve_flags():
             command += ["--replica-id", self.name]
+        if "--lease-ttl" in serve_flags():  # a dead replica's conversations wait LEASE_TTL s for another
+            command += ["--lease-ttl", str(LEASE_TTL), "--lease-renew", str(LEASE_RENEW)]
         env = {**os.environ, "PYTHONUNBUFFERED": "1", TALLY_ENV: str(self.tally), HOLD_ENV: str(self.tally.parent)}
         env.pop("TOOLWIRE_TOKEN", None)
         process = subprocess.Popen(
