@@ -53,8 +53,8 @@ lint: setup
 typecheck: setup
 	$(BIN)/pyright
 
-# The cluster harness is left to `make cluster`: it takes about four minutes here, past the three
-# that `make test` may spend on it.
+# The cluster harness is left to `make cluster` for now: it takes two to four minutes here, and
+# three of its scenarios still fail now and then (non-strict xfail; see tests/cluster/test_cluster.py).
 pytest: setup
 	PYTHONASYNCIODEBUG=1 $(PY) -m pytest -m "not cluster"
 

@@ -59,7 +59,7 @@ async def test_kill_9_of_a_replica_while_its_runs_wait_for_client_tools(cluster:
 @pytest.mark.xfail(
     strict=False,
     reason="flaky before leases (failed 2 of 4 runs here: one client, moved off the killed replica, waited for ever);"
-    " passed with the leases of main 3e72b45: make it strict-free once it holds (issue 17 point 2)",
+    " passed with the leases of main 3e72b45: drop the mark once it holds (issue 17 point 2)",
 )
 async def test_kill_9_of_a_replica_under_load(cluster: Cluster, leases: LeaseWatcher) -> None:
     async def kill_one() -> None:
