@@ -58,8 +58,8 @@ async def test_kill_9_of_a_replica_while_its_runs_wait_for_client_tools(cluster:
 
 @pytest.mark.xfail(
     strict=False,
-    reason="flaky before leases (failed 2 of 4 runs here: one client, moved off the killed replica, waited for ever);"
-    " passed with the leases of main 3e72b45: drop the mark once it holds (issue 17 point 2)",
+    reason="flaky (with the leases of main 3e72b45 it failed 1 of 2 runs here, before them 2 of 4): a client whose run"
+    " had started on the killed replica, before its first tool call, waits for ever (issue 17 point 2: takeover)",
 )
 async def test_kill_9_of_a_replica_under_load(cluster: Cluster, leases: LeaseWatcher) -> None:
     async def kill_one() -> None:
@@ -134,8 +134,8 @@ async def test_a_client_reconnects_to_another_replica_mid_tool_call(cluster: Clu
 @pytest.mark.timeout(200)
 @pytest.mark.xfail(
     strict=False,
-    reason="flaky before leases (failed 3 of 6 runs here: one client's run, resumed on another replica after a"
-    " graceful stop, never finished); passed with the leases of main 3e72b45 (issue 17 point 2)",
+    reason="flaky (with the leases of main 3e72b45 it failed 1 of 2 runs here, before them 3 of 6): a client whose run"
+    " had started on a stopping replica, before its first tool call, waits for ever (issue 17 point 2: hand-off)",
 )
 async def test_a_rolling_restart_under_load(cluster: Cluster, leases: LeaseWatcher) -> None:
     async def roll() -> None:
