@@ -23,9 +23,9 @@ application opts in: `Telemetry(record_content=True)` or the conventions' enviro
 `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
 """
 
-from .names import CAPTURE_CONTENT, SPAN_ID, TRACE_ID
+from .attributes import CAPTURE_CONTENT, SPAN_ID, TRACE_ID
+from .propagation import client_execution, remote_parent, trace_meta
 from .providers import Telemetry
-from .wire import client_execution, remote_parent, trace_meta
 
 # `run` (`RunTrace`: the spans of a run) is loaded by the first run that records something: it
 # needs the model and message types, which a client (`toolwire.client`) does not load.

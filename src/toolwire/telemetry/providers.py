@@ -6,7 +6,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Final
 
-from .names import CAPTURE_CONTENT, SCOPE
+from .attributes import CAPTURE_CONTENT, SCOPE
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import Counter, Histogram, MeterProvider

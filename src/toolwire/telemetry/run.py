@@ -11,7 +11,7 @@ from pydantic_core import to_json
 from ..envelopes import ResultType, ToolResult
 from ..messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from ..models import ModelRequest, ModelResponse
-from .names import (
+from .attributes import (
     AGENT_NAME,
     CONVERSATION,
     ERROR_TYPE,

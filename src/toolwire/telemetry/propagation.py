@@ -6,7 +6,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .names import ERROR_TYPE, OPERATION, OUTCOME, RUNS_ON, SPAN_ID, TOOL_CALL_ID, TOOL_NAME, TOOL_TYPE, TRACE_ID
+from .attributes import ERROR_TYPE, OPERATION, OUTCOME, RUNS_ON, SPAN_ID, TOOL_CALL_ID, TOOL_NAME, TOOL_TYPE, TRACE_ID
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
