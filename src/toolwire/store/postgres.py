@@ -44,6 +44,7 @@ from .postgres_leases import PostgresLeases
 from .postgres_schema import SCHEMA_VERSION
 from .postgres_wire import load_wire, save_wire
 from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
+from .rows import ledger_entry_from_row
 from .sqlite_schema import dumps
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore", "describe_dsn"]
@@ -92,22 +93,6 @@ def _ledger_rows(entries: Sequence[LedgerEntry]) -> dict[str, list[Any]]:
         "request_ids": [entry.request_id for entry in entries],
         "answers": [None if entry.answer is None else dumps(entry.answer) for entry in entries],
     }
-
-
-def _entry(row: Any) -> LedgerEntry:
-    thread, _, request_index, state, execution, mode, deadline, call, result, request_id, answer = row
-    return LedgerEntry(
-        thread_id=thread,
-        call=ToolCall.from_dict(json.loads(call)),
-        request_index=request_index,
-        state=CallState(state),
-        execution=execution,
-        mode=mode,
-        deadline=deadline,
-        request_id=request_id,
-        result=None if result is None else ToolResult.from_dict(json.loads(result)),
-        answer=None if answer is None else json.loads(answer),
-    )
 
 
 class PostgresStore(PostgresApprovals, PostgresLeases):
@@ -240,7 +225,7 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
         row = await self._fetchone(
             "SELECT " + _LEDGER_COLUMNS + " FROM ledger WHERE thread_id = %s AND call_id = %s", (thread_id, call_id)
         )
-        return None if row is None else _entry(row)
+        return None if row is None else ledger_entry_from_row(row)
 
     async def open_calls(self, thread_id: str) -> list[LedgerEntry]:
         """Return the thread's calls that are not TERMINAL, in the order they were recorded."""
@@ -248,7 +233,7 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
             "SELECT " + _LEDGER_COLUMNS + " FROM ledger WHERE thread_id = %s AND state <> 'terminal' ORDER BY recorded",
             (thread_id,),
         )
-        return [_entry(row) for row in rows]
+        return [ledger_entry_from_row(row) for row in rows]
 
     # -- client tool state ------------------------------------------------------------------------
 

@@ -8,27 +8,12 @@ first's row lock, then finds the row gone. Approvals, grants and denials outside
 from __future__ import annotations
 
 import time
-from typing import Any, Final
 
-from ..errors import UsageError
 from ..policy import Grant
 from .postgres_database import PostgresDatabase
+from .rows import grant_from_row, thread_key
 
 __all__ = ["PostgresApprovals"]
-
-_NO_THREAD: Final = ""
-"""The `thread_id` column value of approvals, grants and denials outside any thread."""
-
-
-def _thread_key(thread_id: str | None) -> str:
-    if thread_id == _NO_THREAD:
-        raise UsageError("an empty thread id is reserved for 'no thread'; pass None instead")
-    return _NO_THREAD if thread_id is None else thread_id
-
-
-def _grant(row: Any) -> Grant:
-    thread, tool, explicit, granted_at = row
-    return Grant(None if thread == _NO_THREAD else thread, tool, bool(explicit), granted_at)
 
 
 class PostgresApprovals(PostgresDatabase):
@@ -39,14 +24,14 @@ class PostgresApprovals(PostgresDatabase):
         await self._write(
             "INSERT INTO approvals (thread_id, call_id, tool, args_hash) VALUES (%s, %s, %s, %s)"
             " ON CONFLICT DO NOTHING",
-            (_thread_key(thread_id), call_id, tool, args_hash),
+            (thread_key(thread_id), call_id, tool, args_hash),
         )
 
     async def take_approval(self, thread_id: str | None, call_id: str, tool: str, args_hash: str) -> bool:
         """Consume the one-time approval of this call; False if there is none (or another taker had it)."""
         taken = await self._write(
             "DELETE FROM approvals WHERE thread_id = %s AND call_id = %s AND tool = %s AND args_hash = %s",
-            (_thread_key(thread_id), call_id, tool, args_hash),
+            (thread_key(thread_id), call_id, tool, args_hash),
         )
         return taken == 1
 
@@ -57,7 +42,7 @@ class PostgresApprovals(PostgresDatabase):
             "INSERT INTO grants (thread_id, tool, explicit, granted_at) VALUES (%s, %s, %s, %s)"
             " ON CONFLICT (thread_id, tool) DO UPDATE SET explicit = excluded.explicit,"
             " granted_at = excluded.granted_at",
-            (_thread_key(thread_id), tool, explicit, grant.granted_at),
+            (thread_key(thread_id), tool, explicit, grant.granted_at),
         )
         return grant
 
@@ -65,23 +50,21 @@ class PostgresApprovals(PostgresDatabase):
         """Return the standing grant for `tool` in the thread, if any."""
         row = await self._fetchone(
             "SELECT thread_id, tool, explicit, granted_at FROM grants WHERE thread_id = %s AND tool = %s",
-            (_thread_key(thread_id), tool),
+            (thread_key(thread_id), tool),
         )
-        return None if row is None else _grant(row)
+        return None if row is None else grant_from_row(row)
 
     async def grants(self, thread_id: str | None) -> list[Grant]:
         """List the thread's grants, oldest first."""
         rows = await self._fetchall(
             "SELECT thread_id, tool, explicit, granted_at FROM grants WHERE thread_id = %s ORDER BY id",
-            (_thread_key(thread_id),),
+            (thread_key(thread_id),),
         )
-        return [_grant(row) for row in rows]
+        return [grant_from_row(row) for row in rows]
 
     async def revoke(self, thread_id: str | None, tool: str) -> bool:
         """Remove the grant for `tool` in the thread; False if there was none."""
-        gone = await self._write(
-            "DELETE FROM grants WHERE thread_id = %s AND tool = %s", (_thread_key(thread_id), tool)
-        )
+        gone = await self._write("DELETE FROM grants WHERE thread_id = %s AND tool = %s", (thread_key(thread_id), tool))
         return gone == 1
 
     async def remember_denial(self, thread_id: str | None, tool: str, args_hash: str, reason: str) -> None:
@@ -89,13 +72,13 @@ class PostgresApprovals(PostgresDatabase):
         await self._write(
             "INSERT INTO denials (thread_id, tool, args_hash, reason) VALUES (%s, %s, %s, %s)"
             " ON CONFLICT (thread_id, tool, args_hash) DO UPDATE SET reason = excluded.reason",
-            (_thread_key(thread_id), tool, args_hash, reason),
+            (thread_key(thread_id), tool, args_hash, reason),
         )
 
     async def find_denial(self, thread_id: str | None, tool: str, args_hash: str) -> str | None:
         """Return the reason an identical call was refused in the thread, if it was."""
         row = await self._fetchone(
             "SELECT reason FROM denials WHERE thread_id = %s AND tool = %s AND args_hash = %s",
-            (_thread_key(thread_id), tool, args_hash),
+            (thread_key(thread_id), tool, args_hash),
         )
         return None if row is None else row[0]

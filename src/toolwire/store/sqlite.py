@@ -51,6 +51,7 @@ from .batching import GroupCommit
 from .checkpoints import Checkpointer
 from .local_leases import LocalLeases
 from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
+from .rows import grant_from_row, ledger_entry_from_row, thread_key
 from .sqlite_schema import SCHEMA_VERSION, dumps, migrate, transaction
 from .sqlite_wire import SavedWire, load_wire, save_wire, wire_parts
 
@@ -59,21 +60,8 @@ __all__ = ["FILENAME", "SCHEMA_VERSION", "SqliteStore"]
 FILENAME: Final = "toolwire.sqlite3"
 """The name of the database file inside a data directory."""
 
-_NO_THREAD: Final = ""
-"""The `thread_id` column value of approvals, grants and denials outside any thread."""
 
 _TERMINAL: Final = CallState.TERMINAL.value
-
-
-def _thread_key(thread_id: str | None) -> str:
-    if thread_id == _NO_THREAD:
-        raise UsageError("an empty thread id is reserved for 'no thread'; pass None instead")
-    return _NO_THREAD if thread_id is None else thread_id
-
-
-def _grant(row: Any) -> Grant:
-    thread, tool, explicit, granted_at = row
-    return Grant(None if thread == _NO_THREAD else thread, tool, bool(explicit), granted_at)
 
 
 _LEDGER_COLUMNS: Final = (
@@ -96,22 +84,6 @@ def _ledger_row(entry: LedgerEntry) -> tuple[Any, ...]:
     result = None if entry.result is None else dumps(entry.result.to_dict())
     answer = None if entry.answer is None else dumps(entry.answer)
     return (*head, entry.deadline, dumps(entry.call.to_dict()), result, entry.request_id, answer)
-
-
-def _entry(row: Any) -> LedgerEntry:
-    thread, _, request_index, state, execution, mode, deadline, call, result, request_id, answer = row
-    return LedgerEntry(
-        thread_id=thread,
-        call=ToolCall.from_dict(json.loads(call)),
-        request_index=request_index,
-        state=CallState(state),
-        execution=execution,
-        mode=mode,
-        deadline=deadline,
-        request_id=request_id,
-        result=None if result is None else ToolResult.from_dict(json.loads(result)),
-        answer=None if answer is None else json.loads(answer),
-    )
 
 
 class SqliteStore(LocalLeases):
@@ -287,7 +259,7 @@ class SqliteStore(LocalLeases):
         row = self._one(
             f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE thread_id = ? AND call_id = ?", (thread_id, call_id)
         )
-        return None if row is None else _entry(row)
+        return None if row is None else ledger_entry_from_row(row)
 
     async def open_calls(self, thread_id: str) -> list[LedgerEntry]:
         """Return the thread's calls that are not TERMINAL, in the order they were recorded."""
@@ -295,7 +267,7 @@ class SqliteStore(LocalLeases):
             f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE thread_id = ? AND state != ? ORDER BY recorded",
             (thread_id, _TERMINAL),
         )
-        return [_entry(row) for row in rows]
+        return [ledger_entry_from_row(row) for row in rows]
 
     # -- approvals, grants, denials (ApprovalStore) ---------------------------------------------
 
@@ -305,7 +277,7 @@ class SqliteStore(LocalLeases):
             db.execute(
                 "INSERT INTO approvals (thread_id, call_id, tool, args_hash) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT DO NOTHING",
-                (_thread_key(thread_id), call_id, tool, args_hash),
+                (thread_key(thread_id), call_id, tool, args_hash),
             )
 
     async def take_approval(self, thread_id: str | None, call_id: str, tool: str, args_hash: str) -> bool:
@@ -313,7 +285,7 @@ class SqliteStore(LocalLeases):
         with self._write() as db:
             taken = db.execute(
                 "DELETE FROM approvals WHERE thread_id = ? AND call_id = ? AND tool = ? AND args_hash = ? RETURNING 1",
-                (_thread_key(thread_id), call_id, tool, args_hash),
+                (thread_key(thread_id), call_id, tool, args_hash),
             ).fetchall()
         return bool(taken)
 
@@ -325,7 +297,7 @@ class SqliteStore(LocalLeases):
                 "INSERT INTO grants (thread_id, tool, explicit, granted_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (thread_id, tool) DO UPDATE SET explicit = excluded.explicit,"
                 " granted_at = excluded.granted_at",
-                (_thread_key(thread_id), tool, int(explicit), grant.granted_at),
+                (thread_key(thread_id), tool, int(explicit), grant.granted_at),
             )
         return grant
 
@@ -333,22 +305,22 @@ class SqliteStore(LocalLeases):
         """Return the standing grant for `tool` in the thread, if any."""
         row = self._one(
             "SELECT thread_id, tool, explicit, granted_at FROM grants WHERE thread_id = ? AND tool = ?",
-            (_thread_key(thread_id), tool),
+            (thread_key(thread_id), tool),
         )
-        return None if row is None else _grant(row)
+        return None if row is None else grant_from_row(row)
 
     async def grants(self, thread_id: str | None) -> list[Grant]:
         """List the thread's grants, oldest first."""
         rows = self._connection().execute(
             "SELECT thread_id, tool, explicit, granted_at FROM grants WHERE thread_id = ? ORDER BY id",
-            (_thread_key(thread_id),),
+            (thread_key(thread_id),),
         )
-        return [_grant(row) for row in rows]
+        return [grant_from_row(row) for row in rows]
 
     async def revoke(self, thread_id: str | None, tool: str) -> bool:
         """Remove the grant for `tool` in the thread; False if there was none."""
         with self._write() as db:
-            cursor = db.execute("DELETE FROM grants WHERE thread_id = ? AND tool = ?", (_thread_key(thread_id), tool))
+            cursor = db.execute("DELETE FROM grants WHERE thread_id = ? AND tool = ?", (thread_key(thread_id), tool))
         return cursor.rowcount == 1
 
     async def remember_denial(self, thread_id: str | None, tool: str, args_hash: str, reason: str) -> None:
@@ -357,14 +329,14 @@ class SqliteStore(LocalLeases):
             db.execute(
                 "INSERT INTO denials (thread_id, tool, args_hash, reason) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT DO UPDATE SET reason = excluded.reason",
-                (_thread_key(thread_id), tool, args_hash, reason),
+                (thread_key(thread_id), tool, args_hash, reason),
             )
 
     async def find_denial(self, thread_id: str | None, tool: str, args_hash: str) -> str | None:
         """Return the reason an identical call was refused in the thread, if it was."""
         row = self._one(
             "SELECT reason FROM denials WHERE thread_id = ? AND tool = ? AND args_hash = ?",
-            (_thread_key(thread_id), tool, args_hash),
+            (thread_key(thread_id), tool, args_hash),
         )
         return None if row is None else row[0]
 
