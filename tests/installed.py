@@ -7,15 +7,12 @@ answers with what the tool returned: one turn is a whole round trip, client tool
 from __future__ import annotations
 
 import os
-import re
-import signal
-import subprocess
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from serving import Server
+from serving import Server, serve_command
 
 TOKEN = "package-test-token-0123456789abcdef"
 
@@ -64,30 +61,6 @@ def outside_env() -> dict[str, str]:
 def serve_installed(toolwire: Path, folder: Path) -> Iterator[Server]:
     """Run the installed `toolwire serve` on `APP_SOURCE` in `folder`, on a free port; stop it after (SIGINT)."""
     (folder / "package_app.py").write_text(APP_SOURCE)
-    command = [str(toolwire), "serve", "--app", "package_app:make_agent", "--port", "0"]
-    command += ["--data-dir", str(folder / "data"), "--token", TOKEN]
-    process = subprocess.Popen(
-        command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=outside_env()
-    )
-    assert process.stdout is not None
-    lines: list[str] = []
-    for line in process.stdout:
-        lines.append(line)
-        if match := re.search(r"serving (ws://\S+)", line):
-            break
-    else:
-        process.wait(timeout=10)
-        raise AssertionError("the installed server did not start:\n" + "".join(lines))
-    server = Server(process, match.group(1), folder / "data", TOKEN, lines)
-    try:
+    arguments = ("--app", "package_app:make_agent")
+    with serve_command(folder, *arguments, token=TOKEN, program=(str(toolwire),), env=outside_env()) as server:
         yield server
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-        server.read_all()
-        process.stdout.close()

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,16 +78,26 @@ def serve_app(
 
 
 @contextmanager
-def serve_command(tmp_path: Path, *arguments: str, token: str | None, data_dir: Path | None = None) -> Iterator[Server]:
+def serve_command(
+    tmp_path: Path,
+    *arguments: str,
+    token: str | None,
+    data_dir: Path | None = None,
+    program: Sequence[str] = (sys.executable, "-m", "toolwire.cli"),
+    env: Mapping[str, str] | None = None,
+) -> Iterator[Server]:
     """Run `toolwire serve ARGUMENTS` in `tmp_path` on a free port; stop it after (SIGINT).
 
     `token=None` passes no token option: the server uses the one it keeps (`Server.token`).
+    `program` is the `toolwire` to run (default: this interpreter's), `env` its environment
+    (default: this process's, without `TOOLWIRE_TOKEN`).
     """
     data = data_dir or tmp_path / "data"
-    command = [sys.executable, "-m", "toolwire.cli", "serve", "--port", "0", "--data-dir", str(data)]
+    command = [*program, "serve", "--port", "0", "--data-dir", str(data)]
     command += [*(["--token", token] if token is not None else []), *arguments]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    env.pop("TOOLWIRE_TOKEN", None)
+    if env is None:
+        env = {key: value for key, value in os.environ.items() if key != "TOOLWIRE_TOKEN"}
+    env = {**env, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     )
