@@ -576,3 +576,22 @@ async def test_consent_for_a_server_tool_goes_to_the_threads_client() -> None:
     result = await run(Agent(model, tools=[local_clean]), client=person)
     assert [request.tool for request in person.asked] == ["local_clean"]
     assert result.transcript[2].result.data == "cleaned"  # type: ignore[union-attr]
+
+
+async def test_answer_runs_on_the_prompt_the_caller_stored_without_storing_it_again() -> None:
+    store = MemoryStore()
+    agent = Agent(ScriptedModel(["Hi."]), store=store)
+    await store.create_thread("t1")
+    await store.append_messages("t1", [UserMessage("hello")])
+    result = await agent.answer("t1")
+    assert result.output == "Hi."
+    assert await store.load_messages("t1") == [UserMessage("hello"), AssistantMessage("Hi.")]
+
+
+async def test_answer_refuses_a_transcript_that_does_not_end_with_a_users_message() -> None:
+    store = MemoryStore()
+    agent = Agent(ScriptedModel(["Hi."]), store=store)
+    await store.create_thread("t1")
+    await store.append_messages("t1", [UserMessage("hello"), AssistantMessage("Hi.")])
+    with pytest.raises(RuntimeError, match="does not end with a user's message"):
+        await agent.answer("t1")

@@ -35,7 +35,7 @@ from .ledger import run_is_open
 from .models import Model, ToolChoice
 from .pipeline import Filter, Pipeline
 from .policy import PermissionPolicy
-from .runs import RunLoop, new_id
+from .runs import STORED, RunLoop, Stored, new_id
 from .store import Store, memory_store
 from .streaming import stream_events
 from .telemetry import Telemetry
@@ -237,6 +237,31 @@ class Agent(RunLoop):
                 return None
             return await self._bound(None, thread, cancellation, on_event, inputs)
 
+    async def answer(
+        self,
+        thread: str,
+        *,
+        cancellation: Cancellation | None = None,
+        on_event: Callable[[RunEvent], None] | None = None,
+    ) -> RunResult:
+        """Answer the user's message the thread's transcript ends with, which the caller stored itself.
+
+        Like `run()`, without appending the prompt: a server stores a user's message in the
+        transaction that records its frame as seen (`WireStateStore.save_wire_state(appended=)`),
+        so a message it acknowledged is never lost with the process, nor stored twice.
+
+        Raises:
+            RuntimeError: The transcript does not end with a user's message, or calls before it
+                have no results.
+            ProviderError: As `run()`.
+        """
+        cancellation = Cancellation() if cancellation is None else cancellation
+        inputs = self._client_input((), (), False, None)
+        async with self._thread_turns.turn(thread):
+            result = await self._bound(STORED, thread, cancellation, on_event, inputs)
+            assert result is not None  # only a resume finds nothing to do
+            return result
+
     async def register_client_tools(
         self,
         thread: str,
@@ -313,7 +338,7 @@ class Agent(RunLoop):
 
     async def _bound(
         self,
-        prompt: str | None,
+        prompt: str | Stored | None,
         thread_id: str,
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from anyio import CancelScope
 
@@ -46,9 +46,22 @@ if TYPE_CHECKING:
     from .telemetry import Telemetry
     from .telemetry.run import RunTrace
 
-__all__ = ["RunLoop", "new_id"]
+__all__ = ["STORED", "RunLoop", "Stored", "new_id"]
 
 _log = logging.getLogger("toolwire.loop")
+
+
+class Stored:
+    """The type of `STORED`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "STORED"
+
+
+STORED: Final = Stored()
+"""A run's prompt that the caller stored already: the transcript ends with it (`Agent.answer`)."""
 
 
 class RunLoop:
@@ -70,7 +83,7 @@ class RunLoop:
 
     async def _turns(
         self,
-        prompt: str | None,
+        prompt: str | Stored | None,
         thread_id: str,
         cancellation: Cancellation,
         emit: Callable[[RunEvent], None] | None,
@@ -78,6 +91,8 @@ class RunLoop:
         trace: RunTrace | None = None,
     ) -> RunResult | None:
         """The loop itself; `prompt` None resumes an unfinished run (None if there is none).
+
+        `STORED`: the prompt is the user's message the transcript ends with (stored by the caller).
 
         `trace`: the run's telemetry, when spans or metrics are recorded (see `toolwire.telemetry`).
         """
@@ -92,13 +107,22 @@ class RunLoop:
                 return await self._give_up(thread_id, history, run, emit)
             run = RunRecord(run.closed_at, run.resume_attempts + 1)  # counted before anything can fail
             await store.save_run(thread_id, run)
+        stored = None
+        if prompt is STORED:
+            stored = history.pop() if history else None
+            if not isinstance(stored, UserMessage):
+                raise RuntimeError(f"thread {thread_id}: its transcript does not end with a user's message")
         unfinished = await unfinished_batch(
             store, thread_id, history, entry_of=lambda call: ledger_entry(thread_id, -1, call, surface.toolbox())
         )
+        if unfinished is not None and stored is not None:
+            raise RuntimeError(f"thread {thread_id}: a prompt was stored after calls that have no results")
         if unfinished is not None:
             await self._finish(thread_id, unfinished, history, cancellation, emit, surface, trace)
         seen = {call.id for message in history if isinstance(message, AssistantMessage) for call in message.tool_calls}
-        if prompt is not None:
+        if stored is not None:
+            history.append(stored)  # (put back: it is stored)
+        elif isinstance(prompt, str):
             user = UserMessage(prompt)
             history.append(user)
             await store.append_messages(thread_id, [user])

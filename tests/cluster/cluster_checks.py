@@ -174,4 +174,44 @@ def check_all(cluster: Cluster, clients: list[JobClient], *, jobs: int, watcher:
         except AssertionError as exc:
             broken.append(str(exc))
     if broken:
-        raise AssertionError("\n".join(broken) + "\n" + cluster.report())
+        stuck = [client.conversation for client in clients if client.failure is not None and client.conversation]
+        raise AssertionError("\n".join(broken) + "\n" + describe(cluster.pg.dsn, stuck[:5]) + cluster.report())
+
+
+def describe(dsn: str, conversations: list[str]) -> str:
+    """What the database holds of each conversation (its transcript's tail, open calls, lease, wire state)."""
+    parts: list[str] = []
+    for thread in conversations:
+        try:
+            tail = _query(
+                dsn,
+                f"SELECT seq, left(body, 160) FROM {SCHEMA}.messages WHERE thread_id = %s ORDER BY seq DESC LIMIT 4",
+                thread,
+            )
+            run = _query(dsn, f"SELECT closed_at, resume_attempts FROM {SCHEMA}.threads WHERE id = %s", thread)
+            calls = _query(
+                dsn,
+                f"SELECT call_id, state, execution, request_id FROM {SCHEMA}.ledger WHERE thread_id = %s"
+                " AND state <> 'terminal'",
+                thread,
+            )
+            lease = _query(
+                dsn,
+                f"SELECT owner, epoch, expires_at::text, clock_timestamp()::text FROM {SCHEMA}.leases"
+                " WHERE conversation = %s",
+                thread,
+            )
+            wire = _query(
+                dsn,
+                f"SELECT left(state, 300), (SELECT count(*) FROM {SCHEMA}.wire_outbox o WHERE o.thread_id = %s)"
+                f" FROM {SCHEMA}.wire_state WHERE thread_id = %s",
+                thread,
+                thread,
+            )
+        except Exception as exc:  # the report must not hide the failure it describes
+            parts.append(f"--- {thread}: not readable ({exc})")
+            continue
+        lines = [f"--- {thread}: run {run}, lease {lease}, wire {wire}", f"open calls: {calls}"]
+        lines += [f"  #{seq} {body}" for seq, body in reversed(tail)]
+        parts.append("\n".join(lines))
+    return "\n".join(parts) + "\n" if parts else ""

@@ -33,6 +33,8 @@ APP_SOURCE = textwrap.dedent(
     """
     import os
 
+    import anyio
+
     from toolwire import Agent, ToolCall
     from toolwire.client_tools import ClientToolsConfig
     from toolwire.messages import ToolResultMessage, UserMessage
@@ -76,12 +78,28 @@ APP_SOURCE = textwrap.dedent(
         elif point == "as the answer arrives":  # read from the socket, not saved yet
             save_wire_state = store.save_wire_state
 
-            async def saving(thread_id, state, *, dispatched=(), answered=None):
+            async def saving(thread_id, state, *, dispatched=(), answered=None, appended=()):
                 if answered:
                     os._exit(137)
-                return await save_wire_state(thread_id, state, dispatched=dispatched, answered=answered)
+                return await save_wire_state(
+                    thread_id, state, dispatched=dispatched, answered=answered, appended=appended
+                )
 
             store.save_wire_state = saving
+        elif point in ("as the run begins", "held as the run begins"):
+            # The prompt's frame was seen and saved; the run has not read its transcript yet.
+            # (The first load_run is the connection's check for an unfinished run; the second, the run's.)
+            load_run, loads = store.load_run, []
+
+            async def loading(thread_id):
+                loads.append(thread_id)
+                if len(loads) == 2:
+                    if point == "as the run begins":
+                        os._exit(137)
+                    await anyio.sleep_forever()  # until a graceful stop parks the run
+                return await load_run(thread_id)
+
+            store.load_run = loading
     """
 )
 

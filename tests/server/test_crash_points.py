@@ -220,3 +220,41 @@ async def test_an_answer_the_server_died_reading_is_replayed_and_taken_once(
             await client.converse(socket, until=is_finished)
     assert client.executions == {"c_open": 1}
     assert outcomes(second, client) == {"c_open": ResultType.SUCCESS}
+
+
+async def test_a_prompt_whose_frame_was_saved_is_answered_after_a_crash_before_its_run_began(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The save that records the prompt's frame as seen stores the prompt too: the next process
+    # answers it (before, the frame counted as seen and the prompt was nowhere: lost).
+    client = LedgerlessClient()
+    monkeypatch.setenv("CRASH_AT", "as the run begins")
+    with serve(tmp_path) as first:
+        async with client.connect(first.url) as socket:
+            await client.start(socket, "one")
+            assert first.process.wait(timeout=30) == 137
+    monkeypatch.delenv("CRASH_AT")
+    with serve(tmp_path, first.data_dir) as second:
+        async with client.resumed().connect(second.url) as socket:
+            await client.converse(socket, until=is_finished)
+    assert client.executions == {"c_open": 1}
+    assert outcomes(second, client) == {"c_open": ResultType.SUCCESS}
+
+
+async def test_a_prompt_whose_run_a_graceful_stop_parked_before_it_began_is_answered_by_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = LedgerlessClient()
+    monkeypatch.setenv("CRASH_AT", "held as the run begins")
+    with serve(tmp_path) as first:
+        async with client.connect(first.url) as socket:
+            await client.start(socket, "one")
+            await client.converse(socket, until=lambda e: isinstance(e.message, RunStatus))  # "started"
+            status, _ = first.stop(signal.SIGTERM)
+    assert status == 0
+    monkeypatch.delenv("CRASH_AT")
+    with serve(tmp_path, first.data_dir) as second:
+        async with client.resumed().connect(second.url) as socket:
+            finished = await client.converse(socket, until=is_finished)
+    assert isinstance(finished.message, RunStatus) and finished.message.output == "c_open=SUCCESS"
+    assert client.executions == {"c_open": 1}

@@ -9,6 +9,7 @@ import anyio
 import pytest
 
 from toolwire import Agent
+from toolwire.messages import Message
 from toolwire.protocol import UserMessageBody
 from toolwire.server.server_conversation import ServerConversation
 from toolwire.store.memory import MemoryStore
@@ -31,13 +32,16 @@ class SlowStore(MemoryStore):
         *,
         dispatched: Sequence[str] = (),
         answered: Mapping[str, Mapping[str, Any]] | None = None,
+        appended: Sequence[Message] = (),
     ) -> frozenset[str]:
         self.saves.append(state)
         await self.answering.wait()
         if self.fail_next:
             self.fail_next = False
             raise OSError("disk full")
-        return await super().save_wire_state(thread_id, state, dispatched=dispatched, answered=answered)
+        return await super().save_wire_state(
+            thread_id, state, dispatched=dispatched, answered=answered, appended=appended
+        )
 
 
 @pytest.fixture

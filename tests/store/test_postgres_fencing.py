@@ -88,6 +88,7 @@ WRITES: dict[str, Callable[[PostgresStore], Awaitable[object]]] = {
     "delete_client_state": lambda s: s.save_client_state("t1", None),
     "save_wire_state": lambda s: s.save_wire_state("t1", wire(9), dispatched=[CALL.id]),
     "delete_wire_state": lambda s: s.save_wire_state("t1", None),
+    "save_wire_state_with_a_prompt": lambda s: s.save_wire_state("t1", wire(9), appended=[UserMessage("late")]),
 }
 
 

@@ -29,6 +29,7 @@ from ..client_tools.definitions import ClientToolRequest
 from ..errors import ClientDisconnected, Fenced, ProviderError, RegistrationError
 from ..events import ModelRequestStarted, RunEvent, RunFinished
 from ..loop import Agent
+from ..messages import UserMessage
 from ..models import TextDelta
 from ..pipeline import ToolCallFinished, ToolCallStarted
 from ..policy import ConsentAnswer, ConsentRequest
@@ -95,6 +96,10 @@ class ServerConversation:
         """Held to save the protocol state and to write frames, so that neither happens while a
         received frame's answers are being saved (`receive`): what acknowledges them waits."""
         self._unwritten: list[bytes] = []
+        self._prompt: UserMessage | None = None
+        """The user's message a run was started for, until a save stored it with the state that has seen its
+        frame: a prompt the server acknowledged is in the transcript, and one a stopped process had not saved
+        yet is sent again by the client (its frame was not seen, as far as the store knows)."""
         self._run: Cancellation | None = None
         self._scope: anyio.CancelScope | None = None
         self._ended = anyio.Event()
@@ -185,18 +190,25 @@ class ServerConversation:
     ) -> frozenset[str]:
         """`save()` with the lock held; `dispatched` and `answered` as in `WireStateStore.save_wire_state`."""
         key = self.connection.revision
-        if key is not None and key == self._saved and not dispatched and not answered:
+        prompt = self._prompt
+        if key is not None and key == self._saved and not dispatched and not answered and prompt is None:
             return frozenset()
         if self.fenced:
             raise Fenced(self.thread_id, 0)
         try:
             saved = await self.agent.store.save_wire_state(
-                self.thread_id, self._wire.of(self.connection.state()), dispatched=dispatched, answered=answered
+                self.thread_id,
+                self._wire.of(self.connection.state()),
+                dispatched=dispatched,
+                answered=answered,
+                appended=() if prompt is None else (prompt,),
             )
         except Fenced:
             self.fence_out()
             raise
         self._saved = key
+        if prompt is self._prompt:
+            self._prompt = None
         return saved
 
     async def receive(self, data: bytes) -> tuple[Received, list[Envelope]]:
@@ -434,9 +446,11 @@ class ServerConversation:
         """
         if self._run is not None:
             return False
+        if prompt is not None:  # stored with the next save: the one that records its frame as seen
+            self._prompt = UserMessage(prompt)
         self._run, self._scope, self._ended = Cancellation(), anyio.CancelScope(), anyio.Event()
         relay = _Relay(self, "run_" + secrets.token_hex(8), group, message_id)
-        group.start_soon(self._drive, prompt, self._run, self._scope, relay)
+        group.start_soon(self._drive, prompt is not None, self._run, self._scope, relay)
         return True
 
     async def wait_idle(self) -> None:
@@ -460,12 +474,10 @@ class ServerConversation:
             self.thread_id, groups, expanded_containers=expanded, reset_client_state=reset
         )
 
-    async def _drive(
-        self, prompt: str | None, cancellation: Cancellation, scope: anyio.CancelScope, relay: _Relay
-    ) -> None:
+    async def _drive(self, prompted: bool, cancellation: Cancellation, scope: anyio.CancelScope, relay: _Relay) -> None:
         try:
             with scope:
-                await self._run_once(prompt, cancellation, relay)
+                await self._run_once(prompted, cancellation, relay)
         except Fenced:
             self.fence_out()  # the new owner resumes it
         finally:
@@ -474,18 +486,18 @@ class ServerConversation:
         if scope.cancelled_caught:
             _log.info("conversation %s: the run was parked; the next start resumes it", self.thread_id)
 
-    async def _run_once(self, prompt: str | None, cancellation: Cancellation, relay: _Relay) -> None:
+    async def _run_once(self, prompted: bool, cancellation: Cancellation, relay: _Relay) -> None:
         status = relay.status
         try:
-            await self.send(status("started"))
+            await self.send(status("started"))  # (its save stored the prompt, if no save before did)
             # Events are numbered as they happen, in the run's own task, so the client sees them
             # in the order they happened, interleaved rightly with its client tool requests.
-            if prompt is None:
+            if not prompted:
                 result = await self.agent.resume(self.thread_id, cancellation=cancellation, on_event=relay.event)
                 if result is None:
                     self.post(status("finished", reason="answer", detail="nothing to resume"))
             else:
-                await self.agent.run(prompt, thread=self.thread_id, cancellation=cancellation, on_event=relay.event)
+                await self.agent.answer(self.thread_id, cancellation=cancellation, on_event=relay.event)
             await self.flush()
         except Fenced:
             raise

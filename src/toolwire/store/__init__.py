@@ -179,9 +179,9 @@ class WireStateStore(Protocol):
     some at its start, so a backend may write only what changed (`SqliteStore` does); anything
     else in the object is kept whole.
 
-    `save_wire_state` also moves calls of the thread's ledger (`dispatched=`, `answered=`) in the
-    same transaction, so a backend implements this interface together with `ThreadStore`, on the
-    same database.
+    `save_wire_state` also moves calls of the thread's ledger (`dispatched=`, `answered=`) and
+    appends to its transcript (`appended=`) in the same transaction, so a backend implements
+    this interface together with `ThreadStore`, on the same database.
     """
 
     async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
@@ -203,6 +203,7 @@ class WireStateStore(Protocol):
         *,
         dispatched: Sequence[str] = (),
         answered: Mapping[str, Mapping[str, Any]] | None = None,
+        appended: Sequence[Message] = (),
     ) -> frozenset[str]:
         """Replace the conversation's protocol state (a JSON object); None deletes it.
 
@@ -218,6 +219,9 @@ class WireStateStore(Protocol):
                 each DISPATCHED call moves to ANSWERED with (a copy of) its answer, in the same
                 transaction (a call in any other state keeps it: not dispatched yet, answered or
                 settled already).
+            appended: Messages appended to the thread's transcript in the same transaction: a
+                user's message among what `state` has seen (a prompt the server acknowledges is
+                in the transcript, even after kill -9; one it has not seen is sent again).
 
         Returns:
             The calls of `answered` whose answers were saved.

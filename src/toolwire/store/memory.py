@@ -190,8 +190,11 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
         *,
         dispatched: Sequence[str] = (),
         answered: Mapping[str, Mapping[str, Any]] | None = None,
+        appended: Sequence[Message] = (),
     ) -> frozenset[str]:
         """Replace the conversation's protocol state; None deletes it; move `dispatched` and `answered` calls on."""
+        if appended:
+            self._append(thread_id, appended)
         for call_id in dispatched:
             self._move(thread_id, call_id, CallState.DISPATCHED)
         saved = frozenset(

@@ -272,6 +272,7 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
         *,
         dispatched: Sequence[str] = (),
         answered: Mapping[str, Mapping[str, Any]] | None = None,
+        appended: Sequence[Message] = (),
     ) -> frozenset[str]:
         """Replace the conversation's protocol state atomically, in one statement; None deletes it.
 
@@ -279,7 +280,8 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
         changed since this store's last save of the thread (`postgres_wire`); when another writer
         saved the thread in between, it rewrites everything. `dispatched` calls move to
         DISPATCHED and DISPATCHED `answered` calls to ANSWERED (with their answers) in the same
-        statement.
+        statement; `appended` messages join the transcript in the same transaction (a statement
+        before it).
 
         Returns:
             The calls of `answered` whose answers were saved.
@@ -291,7 +293,12 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
         parts = None if state is None else wire_parts(state, self._outboxes.get(thread_id))
         answers = {call_id: dumps(answer) for call_id, answer in (answered or {}).items()}
         async with self._owning((thread_id,)) as db:
-            saved = await save_wire(db, self._outboxes, thread_id, parts, tuple(dispatched), answers)
+            if not appended:
+                return await save_wire(db, self._outboxes, thread_id, parts, tuple(dispatched), answers)
+            bodies = [dumps(message.to_dict()) for message in appended]
+            async with db.transaction():  # (a savepoint within a fenced write's transaction)
+                await db.execute(_APPEND, {"t": thread_id, "bodies": bodies})
+                saved = await save_wire(db, self._outboxes, thread_id, parts, tuple(dispatched), answers)
         return saved
 
     # -- how each thread's last run stands ----------------------------------------------------------

@@ -378,6 +378,7 @@ class SqliteStore(LocalLeases):
         *,
         dispatched: Sequence[str] = (),
         answered: Mapping[str, Mapping[str, Any]] | None = None,
+        appended: Sequence[Message] = (),
     ) -> frozenset[str]:
         """Replace the conversation's protocol state atomically; None deletes it.
 
@@ -393,7 +394,7 @@ class SqliteStore(LocalLeases):
         When another writer saved the thread in between (the `version` token differs), or the
         numbering went back, it rewrites everything.
         `dispatched` calls move to DISPATCHED and DISPATCHED `answered` calls to ANSWERED (with
-        their answers) in the same transaction.
+        their answers), and `appended` messages join the transcript, in the same transaction.
 
         Returns:
             The calls of `answered` whose answers were saved.
@@ -415,6 +416,14 @@ class SqliteStore(LocalLeases):
             answered=answers,
             saved_answers=saved,
         )
+        if appended:
+            bodies = [dumps(message.to_dict()) for message in appended]
+            wire = write
+
+            def write(db: sqlite3.Connection) -> None:
+                _append(db, thread_id, bodies)
+                wire(db)
+
         await self._group.submit(write)
         return frozenset(saved)
 

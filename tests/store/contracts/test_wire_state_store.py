@@ -6,6 +6,7 @@ import pytest
 from contract_support import DELETE, LOOKUP, LedgerWireStore, entry, missing_methods
 
 from toolwire import ToolResult
+from toolwire.messages import UserMessage
 from toolwire.protocol import Sequencing
 from toolwire.store import CallState
 
@@ -97,6 +98,13 @@ async def test_saving_the_wire_state_can_mark_calls_dispatched(store: LedgerWire
     assert found is not None and found.state is CallState.DISPATCHED
     done = await store.get_call("t1", DELETE.id)
     assert done is not None and done.state is CallState.TERMINAL  # never out of TERMINAL
+
+
+async def test_saving_the_wire_state_can_append_to_the_transcript(store: LedgerWireStore) -> None:
+    await store.append_messages("t1", [UserMessage("first")])
+    await store.save_wire_state("t1", sequencing(2, 1, 1).to_dict(), appended=[UserMessage("second")])
+    assert await store.load_messages("t1") == [UserMessage("first"), UserMessage("second")]
+    assert await store.load_wire_state("t1") == sequencing(2, 1, 1).to_dict()
 
 
 ANSWER = {"requestId": "req_1", "success": True, "content": [{"type": "text", "text": "21 degrees"}]}
