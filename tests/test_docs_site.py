@@ -7,8 +7,10 @@ code or the pages that breaks the site fails here rather than on the next public
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +49,32 @@ def test_every_page_of_docs_is_in_the_nav() -> None:
     on_disk = sorted(str(path.relative_to(DOCS)) for path in DOCS.rglob("*.md"))
     assert sorted(pages) == on_disk, "add the page to `nav:` in mkdocs.yml (or remove the nav entry)"
     assert len(pages) == len(set(pages)), "a page is in the nav twice"
+
+
+def documented() -> list[object]:
+    """The objects the reference's `::: toolwire...` directives name, and the public names of the modules they name."""
+    objects: list[object] = []
+    for page in sorted((DOCS / "reference").glob("*.md")):
+        for path in re.findall(r"^::: (toolwire[\w.]*)$", page.read_text(), re.M):
+            module_name, found = path, None
+            while found is None:
+                try:
+                    found = importlib.import_module(module_name)
+                except ModuleNotFoundError:
+                    module_name = module_name.rpartition(".")[0]
+            for attribute in path.removeprefix(module_name).split(".")[1:]:
+                found = getattr(found, attribute)
+            objects.append(found)
+            objects += [getattr(found, name) for name in getattr(found, "__all__", [])]
+    return objects
+
+
+def test_every_public_name_is_in_the_reference() -> None:
+    import toolwire
+
+    known = documented()
+    missing = [name for name in toolwire.__all__ if not any(getattr(toolwire, name) is obj for obj in known)]
+    assert not missing, f"add `::: MODULE.NAME` for these to a page of docs/reference/: {missing}"
 
 
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
