@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup local run serve example chat test format lint typecheck pytest cluster bench dist
+.PHONY: setup local run serve example chat test format lint typecheck pytest cluster bench dist docs docs-build
 
 $(VENV)/.installed: pyproject.toml
 	@echo "==> Creating $(VENV) and installing toolwire with its server and development packages (a minute or two the first time)"
@@ -71,6 +71,15 @@ dist: setup
 # `toolwire serve` replicas and haproxy on loopback; skipped without PostgreSQL or haproxy.
 cluster: setup
 	$(PY) -m pytest tests/cluster
+
+# The documentation site (mkdocs.yml): `make docs` serves it at http://127.0.0.1:8000 and rebuilds
+# it on every change; `make docs-build` writes it to site/. `make test` builds it with --strict
+# (tests/test_docs_site.py), so a broken link or API reference fails the tests.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --strict
+
+docs-build: setup
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 bench: setup
 	$(PY) bench/invoke_overhead.py

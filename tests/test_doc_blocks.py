@@ -4,7 +4,9 @@ Each page runs in a child interpreter (tests/docs_runner.py) in a folder of its 
 one namespace; what a page leaves to the reader's application (a model, the application's own
 services, a running server) is set up before the block that needs it (`BEFORE`), in plain sight
 here. A block that cannot run on this machine says why in `NOT_RUN`; the test fails when a page
-gains a block nobody decided about, or when a block listed here is gone.
+gains a block nobody decided about, or when a block listed here is gone. A page whose first block
+is a module to serve (the tutorial's `notes_app.py`) has it served by a live `toolwire serve`, and
+a page that shows what its blocks print (the tutorial) must print exactly its `text` blocks.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNNER = Path(__file__).resolve().parent / "docs_runner.py"
 TOKEN = "docs-token-0123456789abcdef"
 BLOCK = re.compile(r"^( *)```python\n(.*?)^\1```", re.S | re.M)
+PRINTED = re.compile(r"^```text\n(.*?)^```", re.S | re.M)
 
 SCRIPTED = "from toolwire.testing import ScriptedModel\nmodel = ScriptedModel(['Done.'])\n"
 
@@ -43,6 +47,11 @@ class Page:
     """DATABASE_URL: the session's PostgreSQL cluster."""
     node_modules: Path | None = None
     """Linked into the page's folder (npx finds its packages there, offline)."""
+    serves: str | None = None
+    """The page's first block is this module: `toolwire serve --app MODULE:make_agent` serves it
+    live (TOOLWIRE_URL, TOOLWIRE_TOKEN) while the blocks run."""
+    shows_output: bool = False
+    """The page's `text` blocks, in order, are everything its blocks print."""
     marks: tuple[pytest.MarkDecorator, ...] = ()
 
 
@@ -145,6 +154,11 @@ pathlib.Path("mcp.json").write_text(json.dumps({"mcpServers": servers}))
 """,
         },
     ),
+    "docs/tutorial/governed-agent.md": Page(
+        shows_output=True,
+        not_run={7: "starts the local model; examples/local_model.py runs it (tests/models/test_model_examples.py)"},
+    ),
+    "docs/tutorial/client-tool.md": Page(serves="notes_app", shows_output=True),
     "docs/store.md": Page(
         postgres=True,
         before={
@@ -190,7 +204,7 @@ def blocks_of(page: str) -> list[str]:
 def pages_with_blocks() -> list[str]:
     return [
         str(path.relative_to(ROOT))
-        for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+        for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
         if blocks_of(str(path.relative_to(ROOT)))
     ]
 
@@ -231,13 +245,20 @@ def test_the_pages_python_blocks_run(page: str, tmp_path: Path, request: pytest.
             program.append((f"{page} set-up before block {index}", how.before[index]))
         if index not in how.not_run:
             program.append((f"{page} block {index}", code))
-    done = subprocess.run(
-        [sys.executable, str(RUNNER)],
-        input=json.dumps(program),
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=300,
-    )
+    with ExitStack() as stack:
+        if how.serves is not None:
+            (served := tmp_path / "served").mkdir()
+            live = stack.enter_context(serve_app(served, blocks_of(page)[0], how.serves, token=TOKEN))
+            env |= {"TOOLWIRE_URL": live.url, "TOOLWIRE_TOKEN": TOKEN}
+        done = subprocess.run(
+            [sys.executable, str(RUNNER)],
+            input=json.dumps(program),
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=300,
+        )
     assert done.returncode == 0, f"{page}'s blocks failed:\n{done.stdout}\n{done.stderr}"
+    if how.shows_output:
+        assert done.stdout == "".join(PRINTED.findall((ROOT / page).read_text())), "the page shows other output"
