@@ -39,6 +39,7 @@ __all__ = [
     "InvalidArguments",
     "ProviderError",
     "RegistrationError",
+    "StoreUnavailable",
     "ToolError",
     "ToolwireError",
     "UsageError",
@@ -139,6 +140,15 @@ class RegistrationError(ToolwireError, ValueError):
 
 class ClientDisconnected(ToolwireError):
     """The client that executes a thread's client tools is gone (and the strategy is `FailFast`)."""
+
+
+class StoreUnavailable(ToolwireError):
+    """The store could not be reached: its connection was lost or refused (a database restarting, a network cut).
+
+    Raised by a networked store (`PostgresStore`) in place of its driver's error. Whether a write in
+    flight was kept is unknown, as after a crash: a server stops the conversation's run where it
+    stands, closes its socket, and resumes the run from the store once the store answers again.
+    """
 
 
 class Fenced(ToolwireError):

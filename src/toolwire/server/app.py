@@ -36,7 +36,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from ..errors import Fenced, RegistrationError, UsageError
+from ..errors import Fenced, RegistrationError, StoreUnavailable, UsageError
 from ..loop import Agent
 from ..protocol import (
     DEFAULT_LIMITS,
@@ -209,12 +209,16 @@ class ToolwireServer:
         A client that connects meanwhile joins it here. The lease is released when the run ended
         and no client is connected.
         """
-        async with self._opening:
-            known = self.conversations.get(thread_id)
-            principal = await self.agent.store.thread_principal(thread_id)
-            conversation = None
-            if known is None and principal is not None and not self.stopping:
-                conversation = await self._conversation(thread_id, principal)
+        try:
+            async with self._opening:
+                known = self.conversations.get(thread_id)
+                principal = await self.agent.store.thread_principal(thread_id)
+                conversation = None
+                if known is None and principal is not None and not self.stopping:
+                    conversation = await self._conversation(thread_id, principal)
+        except StoreUnavailable as exc:  # its lease expires: a sweeper takes it again
+            _log.warning("conversation %s: could not take it over (%s)", thread_id, exc)
+            return
         if conversation is None:
             if known is None and self.replica is not None:
                 await self.replica.give_up(thread_id)  # (an unknown thread: nothing to serve)
@@ -226,6 +230,8 @@ class ToolwireServer:
                     conversation.start(runs, None)
         except Fenced:
             conversation.fence_out()
+        except StoreUnavailable as exc:
+            conversation.fence_out(failed=exc)
         await self._release(conversation)
 
     async def _hand_over(self, thread_id: str) -> None:
@@ -243,8 +249,8 @@ class ToolwireServer:
                     await conversation.wait_idle()
                 try:
                     await conversation.save()
-                except Fenced:
-                    pass
+                except (Fenced, StoreUnavailable):
+                    pass  # (its socket closes: the client's unsaved stanzas are sent again)
                 conversation.fence_out(handed_over=True)  # writes nothing more; its socket closes
                 self._forget(conversation)
             await replica.give_up(thread_id)
@@ -321,7 +327,12 @@ class ToolwireServer:
             await _close(websocket, 1012)  # service restart: come back to the next process
             return
         connection = Connection("server", limits=self.limits)
-        conversation = await self._handshake(websocket, connection, principal)
+        try:
+            conversation = await self._handshake(websocket, connection, principal)
+        except StoreUnavailable as exc:
+            _log.warning("refused a connection: the store failed (%s)", exc)
+            await _close(websocket, 1013)  # try again later
+            return
         if conversation is None:
             return
 
@@ -340,13 +351,15 @@ class ToolwireServer:
                 await self._serve(websocket, connection, conversation, runs, acks, refusals)
             except Fenced:
                 pass  # another replica owns the conversation now: the socket closes, the client goes there
+            except StoreUnavailable as exc:  # as after a crash: the run resumes from the store once it answers
+                conversation.fence_out(failed=exc)
             finally:
                 kicked.cancel()
                 acks.stop()
                 conversation.detach(write)
         try:
             await conversation.save()  # what the client acknowledged last is not replayed to the next one
-        except Fenced:
+        except (Fenced, StoreUnavailable):
             pass
         await self._release(conversation)
 
@@ -469,10 +482,19 @@ class ToolwireServer:
         return ErrorCode.CONVERSATION_LIMIT, message
 
     async def _conversation(self, thread_id: str, principal: str) -> ServerConversation | None:
-        """The thread's conversation object, loaded if needed; None while another replica holds its lease."""
-        if (conversation := self.conversations.get(thread_id)) is not None:
-            return conversation
+        """The thread's conversation object, loaded if needed; None while another replica holds its lease.
+
+        An object that was fenced out (its store failed, or its lease moved) is not used again:
+        the conversation is loaded anew, under a new lease (epoch) if this replica still holds one,
+        so that nothing the old object's run still writes can land after the reload.
+        """
         replica = self.replica
+        if (conversation := self.conversations.get(thread_id)) is not None:
+            if not conversation.fenced:
+                return conversation
+            self._forget(conversation)
+            if replica is not None:
+                await replica.give_up(thread_id)
         if replica is not None and thread_id not in replica.held and not await replica.take(thread_id):
             return None
         store = self.agent.store
@@ -572,13 +594,19 @@ class ToolwireServer:
     async def _register(self, conversation: ServerConversation, registration: RegisterTools) -> None:
         groups, expanded = list(registration.groups), registration.expanded_containers
         try:
-            await conversation.register(groups, expanded, registration.reset_client_state)
-        except RegistrationError as exc:
-            conversation.registering = False
-            await conversation.send(RegisterToolsResult(ok=False, error=exc.problem, group=exc.group, tool=exc.tool))
-        else:
-            conversation.registering = False
-            await conversation.send(RegisterToolsResult(ok=True))
+            try:
+                await conversation.register(groups, expanded, registration.reset_client_state)
+            except RegistrationError as exc:
+                conversation.registering = False
+                answer = RegisterToolsResult(ok=False, error=exc.problem, group=exc.group, tool=exc.tool)
+            else:
+                conversation.registering = False
+                answer = RegisterToolsResult(ok=True)
+            await conversation.send(answer)
+        except Fenced:
+            conversation.fence_out()  # (the client registers again with the next owner)
+        except StoreUnavailable as exc:
+            conversation.fence_out(failed=exc)
 
     async def _error(
         self,
@@ -652,7 +680,7 @@ async def _close_when_kicked(websocket: WebSocket, conversation: ServerConversat
 async def _close(websocket: WebSocket, code: int) -> None:
     try:
         await websocket.close(code=code)
-    except (RuntimeError, OSError):  # already closed by the peer
+    except (RuntimeError, OSError, WebSocketDisconnect):  # already closed by the peer
         pass
 
 

@@ -26,7 +26,7 @@ from anyio.abc import TaskGroup
 
 from ..client_tools.channel import Claim
 from ..client_tools.definitions import ClientToolRequest
-from ..errors import ClientDisconnected, Fenced, ProviderError, RegistrationError
+from ..errors import ClientDisconnected, Fenced, ProviderError, RegistrationError, StoreUnavailable
 from ..events import ModelRequestStarted, RunEvent, RunFinished
 from ..loop import Agent
 from ..messages import UserMessage
@@ -160,14 +160,23 @@ class ServerConversation:
             self._writer = None
             self.agent.clients.detach(self.thread_id, self.channel)
 
-    def fence_out(self, *, handed_over: bool = False) -> None:
+    def fence_out(self, *, handed_over: bool = False, failed: StoreUnavailable | None = None) -> None:
         """Another replica owns the conversation now: stop the run where it stands and close the socket.
 
-        Called when a write was refused (`Fenced`), the lease was lost, or (`handed_over`) after
-        the conversation was handed over. Like `park()`, no call is settled here: the new owner
-        resumes the run from the store. Nothing more is written.
+        Called when a write was refused (`Fenced`), the lease was lost, (`handed_over`) after the
+        conversation was handed over, or (`failed`) when the store could not be reached. Like
+        `park()`, no call is settled here: the next owner (perhaps this server, reloading it once
+        the store answers) resumes the run from the store. Nothing more is written.
         """
-        if not self.fenced and not handed_over:
+        if self.fenced or handed_over:
+            pass
+        elif failed is not None:
+            _log.warning(
+                "conversation %s: the store failed (%s); its run stops here and resumes from the store",
+                self.thread_id,
+                failed,
+            )
+        else:
             _log.warning("conversation %s: another replica owns it now; its run here stops", self.thread_id)
         self.fenced = True
         self.park()
@@ -205,6 +214,9 @@ class ServerConversation:
             )
         except Fenced:
             self.fence_out()
+            raise
+        except StoreUnavailable as exc:
+            self.fence_out(failed=exc)
             raise
         self._saved = key
         if prompt is self._prompt:
@@ -281,8 +293,8 @@ class ServerConversation:
             await self._save()
             if self._saved is not None:
                 await self._write(self.connection.ack(upto=self._saved[1]) or b"")
-        except Fenced:
-            pass  # (fenced out: the socket closes; the client sends it again to the new owner)
+        except (Fenced, StoreUnavailable):
+            pass  # (fenced out: the socket closes; the client sends it again to the next owner)
         finally:
             self._lock.release()
 
@@ -310,10 +322,10 @@ class ServerConversation:
             self._lock.release()
 
     async def flush_soon(self) -> None:
-        """`flush()` in a task of its own: fenced out, it writes nothing and ends quietly."""
+        """`flush()` in a task of its own: fenced out (or the store failed), it writes nothing and ends quietly."""
         try:
             await self.flush()
-        except Fenced:
+        except (Fenced, StoreUnavailable):
             pass
 
     async def send(self, message: MessageBody) -> None:
@@ -480,6 +492,8 @@ class ServerConversation:
                 await self._run_once(prompted, cancellation, relay)
         except Fenced:
             self.fence_out()  # the new owner resumes it
+        except StoreUnavailable as exc:
+            self.fence_out(failed=exc)  # resumed from the store once it answers
         finally:
             self._run = self._scope = None
             self._ended.set()
@@ -499,7 +513,7 @@ class ServerConversation:
             else:
                 await self.agent.answer(self.thread_id, cancellation=cancellation, on_event=relay.event)
             await self.flush()
-        except Fenced:
+        except (Fenced, StoreUnavailable):
             raise
         except (ProviderError, ClientDisconnected, RegistrationError) as exc:
             await self.send(status("failed", detail=str(exc)))

@@ -258,7 +258,7 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
 
     async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
         """Return the server's protocol state of the conversation (None when there is none)."""
-        async with (await self._ready()).connection() as db:
+        async with self._connection() as db:
             return await load_wire(db, thread_id)
 
     def release_wire_state(self, thread_id: str) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, LiteralString, Self
 import anyio
 
 from .._extras import import_extra
-from ..errors import Fenced, UsageError
+from ..errors import Fenced, StoreUnavailable, UsageError
 from ..guard import asyncio_loop
 from .outbox import SavedWire
 from .postgres_schema import FENCED_SQLSTATE, connection_options, migrate, schema_name
@@ -125,8 +125,29 @@ class PostgresDatabase:
         await pool.open(wait=True, timeout=self._connect_timeout)
         return pool
 
+    @asynccontextmanager
+    async def _connection(self) -> AsyncGenerator[AsyncConnection[TupleRow]]:
+        """A connection of the pool, for one operation.
+
+        Raises:
+            StoreUnavailable: The connection was lost or could not be made (the database server
+                restarted, the network failed); the pool's other idle connections are checked,
+                so that those the same failure broke are replaced rather than failing in turn.
+        """
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        pool = await self._ready()
+        try:
+            async with pool.connection() as db:
+                yield db
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            with anyio.move_on_after(1):
+                await pool.check()
+            raise StoreUnavailable(f"the PostgreSQL store at {self.location} failed: {exc}".strip()) from exc
+
     async def _fetchone(self, query: LiteralString, params: Any) -> Any:
-        async with (await self._ready()).connection() as db:
+        async with self._connection() as db:
             cursor = await db.execute(query, params)
             return await cursor.fetchone()
 
@@ -156,9 +177,10 @@ class PostgresDatabase:
 
         Raises:
             Fenced: Another replica took one of the leases over; nothing was written.
+            StoreUnavailable: The connection failed (whether the write was kept is unknown).
         """
         fences = [(c, lease.epoch) for c in dict.fromkeys(conversations) if (lease := self._held.get(c)) is not None]
-        async with (await self._ready()).connection() as db:
+        async with self._connection() as db:
             if not fences:
                 yield db
                 return
