@@ -182,6 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     listing = operations.add_parser("list", help="every conversation and how its last run stands")
     listing.add_argument("--data-dir", type=Path, default=Path(".toolwire"), help="the server's data directory")
     _remote_options(listing, required=False)
+    listing.add_argument("--limit", type=_positive, default=100, help="with --url: list at most N (default 100)")
     show = operations.add_parser("show", help="a conversation's transcript, from a running server")
     show.add_argument("conversation", help="the conversation's id (see 'list')")
     show.add_argument("--json", action="store_true", help="print the server's JSON as it is")
@@ -312,7 +313,7 @@ def _remote_conversations(args: argparse.Namespace, out: TextIO = sys.stdout) ->
         raise UsageError("conversations --url needs the server's token: --token TOKEN, or set TOOLWIRE_TOKEN")
     remote = Remote(args.url, token)
     if args.operation == "list":
-        print_conversations(remote.conversations(), out)
+        print_conversations(*remote.conversations(args.limit), out)
     elif args.operation == "show":
         conversation = remote.conversation(args.conversation)
         if args.json:

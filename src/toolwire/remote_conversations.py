@@ -47,9 +47,10 @@ class Remote:
         self.base = urllib.parse.urlunsplit((scheme, parts.netloc, path, "", ""))
         self._token = token
 
-    def conversations(self) -> list[dict[str, Any]]:
-        """The principal's conversations, the latest activity first."""
-        return self._request("GET", "/conversations")["conversations"]
+    def conversations(self, limit: int = 100) -> tuple[list[dict[str, Any]], bool]:
+        """The principal's conversations, the latest activity first (at most `limit`), and whether there are more."""
+        listed = self._request("GET", f"/conversations?limit={limit}")
+        return listed["conversations"], bool(listed.get("more"))
 
     def conversation(self, conversation_id: str) -> dict[str, Any]:
         """One conversation with its transcript.
@@ -97,8 +98,8 @@ class Remote:
                 return f"the server answered {status} {refused.reason}" + (f": {said}" if said else "")
 
 
-def print_conversations(conversations: list[dict[str, Any]], out: TextIO) -> None:
-    """A table of conversations, as `GET /conversations` gives them."""
+def print_conversations(conversations: list[dict[str, Any]], more: bool, out: TextIO) -> None:
+    """A table of conversations, as `GET /conversations` gives them (`more`: the server has others)."""
     print(
         f"{'conversation':<38} {'last activity':<20} {'messages':>8}  {'run':<10} {'open calls':>10}  title", file=out
     )
@@ -110,6 +111,8 @@ def print_conversations(conversations: list[dict[str, Any]], out: TextIO) -> Non
             f" {item.get('openCalls', 0):>10}  {title}",
             file=out,
         )
+    if more:
+        print(f"(and older ones: --limit {2 * len(conversations)} lists more)", file=out)
 
 
 def print_transcript(conversation: Mapping[str, Any], out: TextIO) -> None:

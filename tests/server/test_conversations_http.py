@@ -146,7 +146,7 @@ async def test_a_principal_lists_and_reads_its_own_conversations(
     assert results == [("IDE", "c_expand", True), ("get_weather", "c_weather", True), ("OpenFile", "c_open", True)]
     assert messages[-1]["text"].startswith("Done: ")
     # Bob sees none of it: not in his list, and the conversation "does not exist" for him.
-    assert (await bob.get("/conversations")).json() == {"conversations": []}
+    assert (await bob.get("/conversations")).json() == {"conversations": [], "more": False}
     for method in ("GET", "DELETE"):
         refused = await bob.request(method, f"/conversations/{conversation}")
         assert refused.status_code == 404
@@ -205,5 +205,17 @@ async def test_a_run_in_progress_is_refused_unless_forced_which_cancels_it_first
     assert (gone.code, gone.recoverable, close_code) == (ErrorCode.CONVERSATION_NOT_FOUND, False, 1008)
     assert set(rows_of(server.data_dir, conversation).values()) == {0}
     # Coming back to it finds nothing, and nothing dangles in the server: a new conversation works.
-    assert (await alice.get("/conversations")).json() == {"conversations": []}
+    assert (await alice.get("/conversations")).json() == {"conversations": [], "more": False}
     await answered_conversation(server)
+
+
+async def test_a_list_is_limited_and_says_when_there_are_more(server: Server, alice: httpx.AsyncClient) -> None:
+    first = await answered_conversation(server)
+    latest = await answered_conversation(server)
+    one = (await alice.get("/conversations", params={"limit": "1"})).json()
+    assert ([item["id"] for item in one["conversations"]], one["more"]) == ([latest], True)
+    both = (await alice.get("/conversations", params={"limit": "2"})).json()
+    assert ([item["id"] for item in both["conversations"]], both["more"]) == ([latest, first], False)
+    for wrong in ("0", "1001", "-1", "many"):
+        refused = await alice.get("/conversations", params={"limit": wrong})
+        assert (refused.status_code, refused.json()["code"]) == (400, "bad_request")

@@ -1,7 +1,7 @@
 """The authenticated principal's conversations over HTTP: the chat page's list, `toolwire conversations --url`.
 
 ```
-GET    /conversations                   {"conversations": [summary, ...]}, the latest activity first
+GET    /conversations[?limit=N]         {"conversations": [summary, ...], "more": bool}, the latest activity first
 GET    /conversations/{id}              its summary, with "messages" (the transcript) and "pending"
 DELETE /conversations/{id}              200 {"id", "deleted": true}; 409 run_active while a run is in progress
 DELETE /conversations/{id}?force=true   cancel the run first (its open calls end Canceled by `system`)
@@ -13,7 +13,9 @@ UTC, `messageCount` and `openCalls` are counts, and `run` is `running` (a run is
 server), `unfinished` (it stopped with a process: it is resumed when a client comes back),
 `answered`, `closed` (ended without an answer) or `empty`. A transcript's messages are the
 store's JSON form (docs/protocol.md, "Conversations over HTTP"); `pending` lists its open calls
-as `{"callId", "toolName", "state", "execution"}`.
+as `{"callId", "toolName", "state", "execution"}`. A list has at most `limit` conversations
+(`DEFAULT_LIMIT`, at most `MAX_LIMIT`; each costs its transcript's reading), `more` says whether
+there are others.
 
 Authenticated as `/ws` is (`Authorization: Bearer <token>`, or `?token=`), with the same Origin
 rule for browsers. A principal sees only its own conversations: another's is 404, exactly like
@@ -22,7 +24,8 @@ conversation: its run is canceled and waited for, its client is told (ErrorMessa
 disconnected, and only then are its rows deleted (transcript, ledger, run record, approvals,
 grants, denials, client tool state, protocol state). Refusals are JSON, `{"error", "code"}`,
 as the front-end endpoints' are: 401 `unauthorized`, 403 `origin_refused`, 404 `not_found`,
-409 `run_active` or `busy` (another replica serves it; a forced run did not stop in time).
+409 `run_active` or `busy` (another replica serves it; a forced run did not stop in time), and 400
+`bad_request` for a `limit` that is not a number from 1 to `MAX_LIMIT`.
 """
 
 from __future__ import annotations
@@ -47,6 +50,11 @@ if TYPE_CHECKING:
 __all__ = ["ConversationBusy", "conversation_routes"]
 
 _log = logging.getLogger("toolwire.server")
+
+DEFAULT_LIMIT = 100
+"""Conversations `GET /conversations` lists without `?limit=`."""
+MAX_LIMIT = 1000
+"""The most it lists at once (each costs reading its transcript)."""
 
 
 class ConversationBusy(Exception):
@@ -112,9 +120,15 @@ class _Conversations:
         return {"Access-Control-Allow-Origin": origin, "Vary": "Origin"}
 
     async def _list(self, request: Request, principal: str) -> dict[str, Any]:
-        store = self.server.agent.store
-        infos = await store.list_threads(principal)
-        return {"conversations": [await self._summary(info) for info in infos]}
+        given = request.query_params.get("limit", str(DEFAULT_LIMIT))
+        limit = int(given) if given.isdigit() else 0
+        if not 1 <= limit <= MAX_LIMIT:
+            raise _Refused(400, "bad_request", f"limit: a number from 1 to {MAX_LIMIT}, not {given!r:.20}")
+        infos = await self.server.agent.store.list_threads(principal, limit=limit + 1)
+        return {
+            "conversations": [await self._summary(info) for info in infos[:limit]],
+            "more": len(infos) > limit,
+        }
 
     async def _show(self, request: Request, principal: str) -> dict[str, Any]:
         info = await self._owned(request, principal)

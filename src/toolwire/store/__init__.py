@@ -88,8 +88,11 @@ class ThreadStore(Protocol):
         """Return how many threads `principal` owns (a server caps new conversations with it)."""
         ...
 
-    async def list_threads(self, principal: str) -> list[ThreadInfo]:
-        """Return the threads `principal` owns, the latest activity first (a server lists them with it)."""
+    async def list_threads(self, principal: str, *, limit: int | None = None) -> list[ThreadInfo]:
+        """Return the threads `principal` owns, the latest activity first, at most `limit` (None: all).
+
+        A server lists a principal's conversations with it (`GET /conversations`).
+        """
         ...
 
     async def thread_info(self, thread_id: str) -> ThreadInfo | None:

@@ -61,10 +61,10 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
         """Return how many threads `principal` owns."""
         return sum(1 for owner in self._principals.values() if owner == principal)
 
-    async def list_threads(self, principal: str) -> list[ThreadInfo]:
-        """Return the threads `principal` owns, the latest activity first."""
+    async def list_threads(self, principal: str, *, limit: int | None = None) -> list[ThreadInfo]:
+        """Return the threads `principal` owns, the latest activity first, at most `limit` (None: all)."""
         infos = [self._info(thread_id) for thread_id, owner in self._principals.items() if owner == principal]
-        return sorted(infos, key=lambda info: (-info.updated_at, info.thread_id))
+        return sorted(infos, key=lambda info: (-info.updated_at, info.thread_id))[:limit]
 
     async def thread_info(self, thread_id: str) -> ThreadInfo | None:
         """Return the thread's owner and times (None for an unknown thread)."""

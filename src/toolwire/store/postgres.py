@@ -151,10 +151,11 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
         rows = await self._fetchall("SELECT id FROM threads ORDER BY created_at, id", ())
         return [thread_id for (thread_id,) in rows]
 
-    async def list_threads(self, principal: str) -> list[ThreadInfo]:
-        """Return the threads `principal` owns, the latest activity first (an index scan)."""
+    async def list_threads(self, principal: str, *, limit: int | None = None) -> list[ThreadInfo]:
+        """Return the threads `principal` owns, the latest activity first, at most `limit` (an index scan)."""
         rows = await self._fetchall(
-            "SELECT " + _INFO_COLUMNS + " FROM threads WHERE principal = %s ORDER BY updated_at DESC, id", (principal,)
+            "SELECT " + _INFO_COLUMNS + " FROM threads WHERE principal = %s ORDER BY updated_at DESC, id LIMIT %s",
+            (principal, limit),
         )
         return [ThreadInfo(*row) for row in rows]
 

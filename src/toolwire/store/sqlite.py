@@ -188,10 +188,11 @@ class SqliteStore(LocalLeases):
         rows = self._connection().execute("SELECT id FROM threads ORDER BY created_at, id")
         return [thread_id for (thread_id,) in rows]
 
-    async def list_threads(self, principal: str) -> list[ThreadInfo]:
-        """Return the threads `principal` owns, the latest activity first (an index scan)."""
+    async def list_threads(self, principal: str, *, limit: int | None = None) -> list[ThreadInfo]:
+        """Return the threads `principal` owns, the latest activity first, at most `limit` (an index scan)."""
         rows = self._connection().execute(
-            f"SELECT {_INFO_COLUMNS} FROM threads WHERE principal = ? ORDER BY updated_at DESC, id", (principal,)
+            f"SELECT {_INFO_COLUMNS} FROM threads WHERE principal = ? ORDER BY updated_at DESC, id LIMIT ?",
+            (principal, -1 if limit is None else limit),
         )
         return [ThreadInfo(*row) for row in rows]
 

@@ -20,6 +20,8 @@ async def test_list_threads_lists_a_principals_threads_latest_activity_first(thr
     assert {info.thread_id for info in listed} == {"t1", "t3", "t5"}
     assert all(info.principal == "alice" for info in listed)
     assert [info.thread_id for info in await thread_store.list_threads("bob")] == ["t2"]
+    assert await thread_store.list_threads("alice", limit=1) == listed[:1]
+    assert await thread_store.list_threads("alice", limit=5) == listed
     assert await thread_store.list_threads("carol") == []
 
 
