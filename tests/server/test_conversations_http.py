@@ -32,8 +32,11 @@ from toolwire.protocol import (
 def server(tmp_path: Path) -> Iterator[Server]:
     tokens = tmp_path / "tokens"
     tokens.write_text(f"alice {TOKEN}\nbob {OTHER_TOKEN}\n")
-    with serve(tmp_path, "--tokens", str(tokens)) as running:
+    with serve(tmp_path, "--tokens", str(tokens), "--allow-origin", ALLOWED) as running:
         yield running
+
+
+ALLOWED = "https://app.example"
 
 
 def base_url(server: Server) -> str:
@@ -219,3 +222,21 @@ async def test_a_list_is_limited_and_says_when_there_are_more(server: Server, al
     for wrong in ("0", "1001", "-1", "many"):
         refused = await alice.get("/conversations", params={"limit": wrong})
         assert (refused.status_code, refused.json()["code"]) == (400, "bad_request")
+
+
+async def test_browsers_of_other_origins_are_refused_and_allowed_ones_get_cors(
+    server: Server, alice: httpx.AsyncClient
+) -> None:
+    refused = await alice.get("/conversations", headers={"Origin": "https://evil.example"})
+    assert (refused.status_code, refused.json()["code"]) == (403, "origin_refused")
+    assert "access-control-allow-origin" not in refused.headers
+    preflight = await alice.options(
+        "/conversations/conv_x", headers={"Origin": ALLOWED, "Access-Control-Request-Method": "DELETE"}
+    )
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == ALLOWED
+    assert "DELETE" in preflight.headers["access-control-allow-methods"]
+    assert preflight.headers["access-control-allow-headers"] == "Authorization"
+    listed = await alice.get("/conversations", headers={"Origin": ALLOWED})
+    assert (listed.status_code, listed.headers["access-control-allow-origin"]) == (200, ALLOWED)
+    assert listed.headers["cache-control"] == "no-store"
