@@ -7,6 +7,8 @@ toolwire chat --data-dir .toolwire --thread THREAD_ID   # continue a stored conv
 toolwire chat --url ws://127.0.0.1:8765/ws --token TOKEN # chat through a toolwire server (docs/client.md)
 toolwire mcp serve --app myapp:make_agent                # its tools to an MCP client, over stdio (docs/mcp-serve.md)
 toolwire mcp serve --app myapp:make_agent --http         # ... over Streamable HTTP, http://127.0.0.1:8766/mcp
+toolwire conversations list --url http://127.0.0.1:8765 --token TOKEN   # your conversations on a server
+toolwire conversations show|delete ID --url ... [--force]              # its transcript; delete it
 ```
 
 Both chats follow one set of rules (docs/chat.md): Ctrl-C stops the run in progress (on the server

@@ -154,9 +154,9 @@ function drawConversations(): void {
 /** Fetch the server's list of this principal's conversations and show it (the list stays as it is without one). */
 async function refreshConversations(): Promise<void> {
   if (token === undefined) return;
-  const listed = await server.listConversations(token);
-  if (listed === undefined) return;
-  store.syncConversations(listed, conversation.local);
+  const listing = await server.listConversations(token);
+  if (listing === undefined) return;
+  store.syncConversations(listing, conversation.local);
   drawConversations();
 }
 

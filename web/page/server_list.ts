@@ -42,13 +42,19 @@ function headers(token: string): HeadersInit {
   return { Authorization: `Bearer ${token}` };
 }
 
+/** What `GET /conversations` answered: the latest conversations, and whether the server has older ones. */
+export interface Listing {
+  conversations: Listed[];
+  more: boolean;
+}
+
 /** The principal's conversations, the latest activity first; undefined when the server did not say. */
-export async function listConversations(token: string): Promise<Listed[] | undefined> {
+export async function listConversations(token: string): Promise<Listing | undefined> {
   try {
     const response = await fetch("conversations", { headers: headers(token), cache: "no-store" });
     if (!response.ok) return undefined;
-    const body = (await response.json()) as { conversations?: Listed[] };
-    return Array.isArray(body.conversations) ? body.conversations : undefined;
+    const body = (await response.json()) as { conversations?: Listed[]; more?: boolean };
+    return Array.isArray(body.conversations) ? { conversations: body.conversations, more: body.more === true } : undefined;
   } catch {
     return undefined; // unreachable: the list keeps what this browser knows
   }

@@ -20,7 +20,7 @@
  * @module
  */
 
-import type { Listed } from "./server_list.js";
+import type { Listing } from "./server_list.js";
 import type { Timeline } from "./timeline.js";
 
 /** One conversation of the list. */
@@ -81,16 +81,18 @@ export function forgetConversation(local: string): void {
 /**
  * Bring the list in line with the server's (`GET /conversations`): add the conversations this
  * browser does not know, take the server's titles and times, and forget those the server no longer
- * has (deleted elsewhere), except `current` (the one on screen: its connection says what became of it).
+ * has (deleted elsewhere), except `current` (the one on screen: its connection says what became of it),
+ * and unless the server listed only its latest (`more`): an older one is not missing from it.
  */
-export function syncConversations(listed: readonly Listed[], current: string): void {
+export function syncConversations(listing: Listing, current: string): void {
+  const listed = listing.conversations;
   const there = new Map(listed.map((item) => [item.id, item]));
   const list: ConversationInfo[] = [];
   for (const item of conversations()) {
     const known = item.conversationId === undefined ? undefined : there.get(item.conversationId);
     if (known !== undefined) {
       list.push({ ...item, title: known.title ?? item.title, updated: Math.max(item.updated, Date.parse(known.updatedAt) || 0) });
-    } else if (item.conversationId === undefined || item.local === current) {
+    } else if (item.conversationId === undefined || item.local === current || listing.more) {
       list.push(item);
     } else {
       forgetState(item.local);

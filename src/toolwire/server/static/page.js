@@ -499,7 +499,7 @@ async function listConversations(token2) {
     const response = await fetch("conversations", { headers: headers(token2), cache: "no-store" });
     if (!response.ok) return void 0;
     const body = await response.json();
-    return Array.isArray(body.conversations) ? body.conversations : void 0;
+    return Array.isArray(body.conversations) ? { conversations: body.conversations, more: body.more === true } : void 0;
   } catch {
     return void 0;
   }
@@ -585,14 +585,15 @@ function forgetConversation(local) {
   forgetState(local);
   localStorage.setItem(LIST, JSON.stringify(conversations().filter((item) => item.local !== local)));
 }
-function syncConversations(listed, current) {
+function syncConversations(listing, current) {
+  const listed = listing.conversations;
   const there = new Map(listed.map((item) => [item.id, item]));
   const list = [];
   for (const item of conversations()) {
     const known2 = item.conversationId === void 0 ? void 0 : there.get(item.conversationId);
     if (known2 !== void 0) {
       list.push({ ...item, title: known2.title ?? item.title, updated: Math.max(item.updated, Date.parse(known2.updatedAt) || 0) });
-    } else if (item.conversationId === void 0 || item.local === current) {
+    } else if (item.conversationId === void 0 || item.local === current || listing.more) {
       list.push(item);
     } else {
       forgetState(item.local);
@@ -880,9 +881,9 @@ function drawConversations() {
 }
 async function refreshConversations() {
   if (token === void 0) return;
-  const listed = await listConversations(token);
-  if (listed === void 0) return;
-  syncConversations(listed, conversation.local);
+  const listing = await listConversations(token);
+  if (listing === void 0) return;
+  syncConversations(listing, conversation.local);
   drawConversations();
 }
 async function deleteConversation2(item) {
