@@ -302,7 +302,6 @@ class ToolwireServer:
             await self.agent.store.delete_thread(thread_id)
             if replica is not None and thread_id in replica.held:
                 await replica.give_up(thread_id)
-        _log.info("conversation %s: deleted", thread_id)
         return True
 
     async def page(self, request: Request) -> Response:

@@ -154,6 +154,7 @@ class _Conversations:
         if not deleted:
             message = "a run is in progress in this conversation: wait for it, or delete with ?force=true (cancels it)"
             raise _Refused(409, "run_active", message)
+        _log.info("conversation %s: deleted by its principal %.80s%s", info.thread_id, principal, " (forced)" * force)
         return {"id": info.thread_id, "deleted": True}
 
     async def _owned(self, request: Request, principal: str) -> ThreadInfo:
