@@ -7,6 +7,8 @@ toolwire chat --data-dir .toolwire --thread THREAD_ID   # continue a stored conv
 toolwire chat --url ws://127.0.0.1:8765/ws --token TOKEN # chat through a toolwire server (docs/client.md)
 toolwire mcp serve --app myapp:make_agent                # its tools to an MCP client, over stdio (docs/mcp-serve.md)
 toolwire mcp serve --app myapp:make_agent --http         # ... over Streamable HTTP, http://127.0.0.1:8766/mcp
+toolwire conversations list --url http://127.0.0.1:8765 --token TOKEN   # your conversations on a server
+toolwire conversations show|delete ID --url ... [--force]              # its transcript; delete it
 ```
 
 Both chats follow one set of rules (docs/chat.md): Ctrl-C stops the run in progress (on the server
@@ -175,11 +177,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     doctor.add_argument("--host", default="127.0.0.1", help="the address `toolwire serve` would listen on")
     doctor.add_argument("--port", type=int, default=8765, help="the port `toolwire serve` would listen on")
     conversations = commands.add_parser(
-        "conversations", help="list the conversations of a data directory, or cancel one"
+        "conversations",
+        help="your conversations on a running server (--url), or those of a data directory (list, cancel)",
     )
     operations = conversations.add_subparsers(dest="operation", required=True)
     listing = operations.add_parser("list", help="every conversation and how its last run stands")
     listing.add_argument("--data-dir", type=Path, default=Path(".toolwire"), help="the server's data directory")
+    _remote_options(listing, required=False)
+    listing.add_argument("--limit", type=_positive, default=100, help="with --url: list at most N (default 100)")
+    show = operations.add_parser("show", help="a conversation's transcript, from a running server")
+    show.add_argument("conversation", help="the conversation's id (see 'list')")
+    show.add_argument("--json", action="store_true", help="print the server's JSON as it is")
+    _remote_options(show, required=True)
+    delete = operations.add_parser(
+        "delete", help="delete a conversation on a running server, with its ledger and state"
+    )
+    delete.add_argument("conversation", help="the conversation's id (see 'list')")
+    delete.add_argument("--force", action="store_true", help="cancel its run in progress first (else it is refused)")
+    _remote_options(delete, required=True)
     cancel = operations.add_parser("cancel", help="close a conversation's unfinished run (the server must be stopped)")
     cancel.add_argument("conversation", help="the conversation's id (see 'list')")
     cancel.add_argument("--data-dir", type=Path, default=Path(".toolwire"), help="the server's data directory")
@@ -190,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .doctor import checks, report
 
             return report(checks(data_dir=args.data_dir, host=args.host, port=args.port), sys.stdout)
+        if args.command == "conversations" and getattr(args, "url", None) is not None:
+            return _remote_conversations(args)
         if args.command == "conversations":
             return anyio.run(_conversations, args)
         if args.command == "mcp":
@@ -281,6 +298,34 @@ def _positive_seconds(text: str) -> float:
     if value == 0:
         raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
     return value
+
+
+def _remote_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    where = "talk to this running server, e.g. http://127.0.0.1:8765"
+    parser.add_argument("--url", required=required, help=where + ("" if required else " (instead of --data-dir)"))
+    parser.add_argument("--token", help="the server's token, with --url (default: TOOLWIRE_TOKEN)")
+
+
+def _remote_conversations(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+    """`toolwire conversations list | show | delete --url`: the principal's conversations on a running server."""
+    from .remote_conversations import Remote, print_conversations, print_transcript
+
+    token = args.token or os.environ.get("TOOLWIRE_TOKEN")
+    if not token:
+        raise UsageError("conversations --url needs the server's token: --token TOKEN, or set TOOLWIRE_TOKEN")
+    remote = Remote(args.url, token)
+    if args.operation == "list":
+        print_conversations(*remote.conversations(args.limit), out)
+    elif args.operation == "show":
+        conversation = remote.conversation(args.conversation)
+        if args.json:
+            print(json.dumps(conversation, indent=2, ensure_ascii=False), file=out)
+        else:
+            print_transcript(conversation, out)
+    else:
+        remote.delete(args.conversation, force=args.force)
+        print(f"{args.conversation}: deleted", file=out)
+    return 0
 
 
 async def _conversations(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:

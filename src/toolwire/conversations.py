@@ -6,6 +6,9 @@ toolwire conversations cancel ID [--data-dir DIR] [--reason TEXT]
                               close its unfinished run: open calls end Canceled by `system`
 ```
 
+(A principal's own conversations are listed, shown and deleted through a running server:
+`toolwire conversations list | show | delete --url`, `toolwire.server.conversations_http`.)
+
 `list` only reads and works beside a running server. `cancel` writes, so it needs the data
 directory to itself (a running `toolwire serve` holds it; stop it first): it is how an operator
 ends a run that keeps failing before the server gives up on it by itself
@@ -14,15 +17,20 @@ ends a run that keeps failing before the server gives up on it by itself
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from .client_tools.toolset import answered_result
 from .ledger import close_run, run_is_open
-from .messages import AssistantMessage, ToolResultMessage
+from .messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from .store import RunRecord
 from .store.sqlite import SqliteStore
 
-__all__ = ["ConversationSummary", "LastRunState", "cancel_conversation", "summarize"]
+__all__ = ["ConversationSummary", "LastRunState", "cancel_conversation", "last_run", "summarize", "title_of"]
+
+TITLE_LENGTH = 60
+"""Characters of a conversation's title (its first prompt), the ellipsis included."""
 
 LastRunState = Literal["answered", "closed", "unfinished", "empty"]
 """How a conversation's last run stands: it answered; it ended without an answer (canceled, a
@@ -44,21 +52,31 @@ class ConversationSummary:
     """Times a restarted server began to resume the run without finishing it."""
 
 
+def last_run(history: Sequence[Message], record: RunRecord) -> LastRunState:
+    """How a conversation's last run stands, from its transcript and run record."""
+    if not history:
+        return "empty"
+    if run_is_open(history, record):
+        return "unfinished"
+    return "answered" if isinstance(history[-1], AssistantMessage) else "closed"
+
+
+def title_of(history: Sequence[Message]) -> str | None:
+    """A conversation's title: its first prompt on one line, shortened (None before the first prompt)."""
+    prompt = next((message.content for message in history if isinstance(message, UserMessage)), None)
+    if prompt is None:
+        return None
+    line = " ".join(prompt.split())
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
+
+
 async def summarize(store: SqliteStore) -> list[ConversationSummary]:
     """Every conversation of the store, oldest first."""
     summaries: list[ConversationSummary] = []
     for thread_id in await store.thread_ids():
         history = await store.load_messages(thread_id)
         record = await store.load_run(thread_id)
-        run: LastRunState
-        if not history:
-            run = "empty"
-        elif run_is_open(history, record):
-            run = "unfinished"
-        elif isinstance(history[-1], AssistantMessage):
-            run = "answered"
-        else:
-            run = "closed"
+        run = last_run(history, record)
         summaries.append(
             ConversationSummary(
                 thread_id=thread_id,

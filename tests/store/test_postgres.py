@@ -87,6 +87,26 @@ async def test_a_new_schema_has_the_current_version(
     assert await sql(postgres, f"SELECT version FROM {schema}.schema_version") == [(SCHEMA_VERSION,)]
 
 
+async def test_a_version_2_schema_gets_last_activity_from_its_threads_creation(
+    postgres: PgCluster, opened: Callable[[], PostgresStore], schema: str
+) -> None:
+    from toolwire.store.postgres_schema import MIGRATIONS
+
+    statements = [f"CREATE SCHEMA {schema}", f"SET search_path = {schema}"]
+    statements += [*MIGRATIONS[0], *MIGRATIONS[1], "CREATE TABLE schema_version (version integer NOT NULL)"]
+    statements += [
+        "INSERT INTO schema_version VALUES (2)",
+        "INSERT INTO threads (id, principal, created_at) VALUES ('t1', 'alice', 100), ('t2', 'alice', 200)",
+    ]
+    await sql(postgres, "; ".join(statements))
+    store = opened()
+    assert [(i.thread_id, i.created_at, i.updated_at) for i in await store.list_threads("alice")] == [
+        ("t2", 200, 200),
+        ("t1", 100, 100),
+    ]
+    assert await sql(postgres, f"SELECT version FROM {schema}.schema_version") == [(SCHEMA_VERSION,)]
+
+
 async def test_a_schema_from_a_newer_version_is_refused(
     postgres: PgCluster, opened: Callable[[], PostgresStore], schema: str
 ) -> None:

@@ -187,6 +187,25 @@ async def test_a_version_1_file_is_migrated_and_keeps_its_threads(tmp_path: Path
     assert pragma(path, "user_version") == (SCHEMA_VERSION,)
 
 
+async def test_a_version_6_file_gets_last_activity_from_its_threads_creation(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    with closing(sqlite3.connect(path)) as db:
+        for step in MIGRATIONS[:6]:
+            step(db)
+        db.execute("INSERT INTO threads (id, principal, created_at) VALUES ('t1', 'alice', 100), ('t2', 'alice', 200)")
+        db.execute("PRAGMA user_version = 6")
+        db.commit()
+    async with SqliteStore(path) as store:
+        assert [(i.thread_id, i.created_at, i.updated_at) for i in await store.list_threads("alice")] == [
+            ("t2", 200, 200),
+            ("t1", 100, 100),
+        ]
+        await store.append_messages("t1", [UserMessage("again")])
+        [first, _] = await store.list_threads("alice")
+        assert first.thread_id == "t1" and first.updated_at > 200
+    assert pragma(path, "user_version") == (SCHEMA_VERSION,)
+
+
 # -- the server's protocol state: frames one row each ------------------------------------------------
 
 

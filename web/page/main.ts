@@ -2,7 +2,8 @@
  * The chat page that `toolwire serve` serves at `/`: connects with the token from `#token=…` (or
  * asks for it, also when the server refuses it later), registers the "Page" tool group, streams
  * answers, draws a timeline entry per tool call, asks for consent in a dialog, and resumes the
- * conversation after a reload.
+ * conversation after a reload. The conversation list follows the server's (`GET /conversations`:
+ * also those made in other tabs or clients) and deletes on the server too.
  *
  * ```
  * boot ─► token ─► open(conversation) ─► ToolwireClient(open, register Page) ─► events ─► Timeline ─► DOM
@@ -15,6 +16,7 @@
 import { type ClientEvent, ConnectionClosed, type ConnectionState, ErrorCode, ToolwireClient, webStorage } from "../src/index.js";
 import { ConsentDialog } from "./consent.js";
 import { duration, el, OUTCOME_LABELS, TimelineView } from "./render.js";
+import * as server from "./server_list.js";
 import * as store from "./store.js";
 import { addUser, apply, asked, emptyTimeline, notice, type Timeline, type ToolEntry, undoMessage } from "./timeline.js";
 import { PAGE_GROUP, PAGE_TOOLS, pageHandlers, type Theme, toast } from "./tools.js";
@@ -140,10 +142,47 @@ function drawConversations(): void {
       button.addEventListener("click", () => {
         if (!current) void open(item);
       });
-      return el("li", {}, button);
+      if (item.conversationId === undefined) return el("li", {}, button);
+      const remove = el("button", { type: "button", class: "delete-conversation", "aria-label": `Delete “${item.title}”`, title: "Delete" }, "×");
+      remove.addEventListener("click", () => void deleteConversation(item));
+      return el("li", {}, button, remove);
     }),
   );
   if (focused) ui.conversations.querySelector<HTMLButtonElement>("[aria-current=true]")?.focus();
+}
+
+/** Fetch the server's list of this principal's conversations and show it (the list stays as it is without one). */
+async function refreshConversations(): Promise<void> {
+  if (token === undefined) return;
+  const listing = await server.listConversations(token);
+  if (listing === undefined) return;
+  store.syncConversations(listing, conversation.local);
+  drawConversations();
+}
+
+/** Delete a conversation on the server (asking first; again to cancel a run in progress), then here. */
+async function deleteConversation(item: store.ConversationInfo): Promise<void> {
+  const id = item.conversationId;
+  if (id === undefined || token === undefined) return;
+  if (!confirm(`Delete “${item.title}”? The server deletes its transcript too.`)) return;
+  const current = item.local === conversation.local;
+  if (current) {
+    generation++; // the closing connection's events are not this page's any more
+    client?.close();
+    client = undefined;
+  }
+  let outcome = await server.deleteConversation(token, id, false);
+  if (!outcome.done && outcome.running && confirm("A run is in progress in this conversation. Cancel it and delete?")) {
+    outcome = await server.deleteConversation(token, id, true);
+  }
+  if (outcome.done) {
+    store.forgetConversation(item.local);
+    if (current) void open(store.newConversation());
+    drawConversations();
+    return;
+  }
+  if (current) void open(item);
+  if (!outcome.running) toast(ui.toasts, `Could not delete the conversation: ${outcome.problem}`, "error");
 }
 
 function drawPageTools(): void {
@@ -224,6 +263,7 @@ function remember(): void {
   conversation = { ...conversation, conversationId: id, updated: Date.now() };
   store.saveConversation(conversation);
   drawConversations();
+  void refreshConversations();
 }
 
 async function open(info: store.ConversationInfo): Promise<void> {
@@ -233,15 +273,26 @@ async function open(info: store.ConversationInfo): Promise<void> {
   client = undefined;
   registered = false;
   conversation = info;
-  timeline = store.loadTimeline(info.local) ?? emptyTimeline();
+  const saved = store.loadTimeline(info.local);
+  timeline = saved ?? emptyTimeline();
   store.setActiveConversation(info.local);
   view.clear();
   draw();
   drawConversations();
   if (token === undefined) return askToken();
+  if (saved === undefined && info.conversationId !== undefined) {
+    // Made in another browser or client: show what the server kept of it.
+    const messages = await server.transcript(token, info.conversationId);
+    if (own !== generation) return;
+    if (messages !== undefined) {
+      timeline = server.timelineOf(messages, PAGE_TOOLS);
+      changed();
+    }
+  }
   showConnection("connecting");
   const next = new ToolwireClient("ws", {
     token,
+    ...(info.conversationId !== undefined && { conversationId: info.conversationId }),
     handlers,
     onConsent: (request) => {
       if (own === generation) {
@@ -263,6 +314,7 @@ async function open(info: store.ConversationInfo): Promise<void> {
     if (own !== generation) return;
     registered = true;
     draw();
+    void refreshConversations();
   } catch (error) {
     if (own !== generation) return;
     const message = error instanceof Error ? error.message : String(error);
@@ -342,6 +394,9 @@ ui.message.addEventListener("keydown", (event) => {
     ui.composer.requestSubmit();
   }
 });
+
+// Another tab or client may have made or deleted conversations meanwhile.
+window.addEventListener("focus", () => void refreshConversations());
 
 ui.stop.addEventListener("click", () => client?.stop("stopped from the chat page"));
 ui.newConversation.addEventListener("click", () => {

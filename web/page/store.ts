@@ -13,11 +13,14 @@
  * | `toolwire.theme` | local | `light` or `dark` (SetTheme) |
  *
  * A conversation gets a local id when it is created, before the server names it (its
- * `conversationId` arrives with the first handshake).
+ * `conversationId` arrives with the first handshake). The list follows the server's
+ * (`syncConversations`, with `GET /conversations`): a conversation made elsewhere is added, one
+ * deleted elsewhere is forgotten.
  *
  * @module
  */
 
+import type { Listing } from "./server_list.js";
 import type { Timeline } from "./timeline.js";
 
 /** One conversation of the list. */
@@ -56,12 +59,51 @@ export function conversations(): ConversationInfo[] {
 
 /** Add or update a conversation and move it to the top; the oldest beyond 50 are forgotten. */
 export function saveConversation(info: ConversationInfo): void {
-  const list = [info, ...conversations().filter((item) => item.local !== info.local)];
-  for (const dropped of list.splice(MAX_CONVERSATIONS)) {
-    localStorage.removeItem(clientKey(dropped.local));
-    localStorage.removeItem(timelineKey(dropped.local));
-  }
+  keep([info, ...conversations().filter((item) => item.local !== info.local)]);
+}
+
+function keep(list: ConversationInfo[]): void {
+  for (const dropped of list.splice(MAX_CONVERSATIONS)) forgetState(dropped.local);
   localStorage.setItem(LIST, JSON.stringify(list));
+}
+
+function forgetState(local: string): void {
+  localStorage.removeItem(clientKey(local));
+  localStorage.removeItem(timelineKey(local));
+}
+
+/** Forget a conversation (deleted): its entry, client state and timeline. */
+export function forgetConversation(local: string): void {
+  forgetState(local);
+  localStorage.setItem(LIST, JSON.stringify(conversations().filter((item) => item.local !== local)));
+}
+
+/**
+ * Bring the list in line with the server's (`GET /conversations`): add the conversations this
+ * browser does not know, take the server's titles and times, and forget those the server no longer
+ * has (deleted elsewhere), except `current` (the one on screen: its connection says what became of it),
+ * and unless the server listed only its latest (`more`): an older one is not missing from it.
+ */
+export function syncConversations(listing: Listing, current: string): void {
+  const listed = listing.conversations;
+  const there = new Map(listed.map((item) => [item.id, item]));
+  const list: ConversationInfo[] = [];
+  for (const item of conversations()) {
+    const known = item.conversationId === undefined ? undefined : there.get(item.conversationId);
+    if (known !== undefined) {
+      list.push({ ...item, title: known.title ?? item.title, updated: Math.max(item.updated, Date.parse(known.updatedAt) || 0) });
+    } else if (item.conversationId === undefined || item.local === current || listing.more) {
+      list.push(item);
+    } else {
+      forgetState(item.local);
+    }
+  }
+  const have = new Set(list.map((item) => item.conversationId));
+  for (const item of listed) {
+    if (have.has(item.id) || item.messageCount === 0) continue; // (another tab's empty one is nothing to open)
+    list.push({ ...newConversation(), conversationId: item.id, title: item.title ?? UNTITLED, updated: Date.parse(item.updatedAt) || 0 });
+  }
+  keep(list.sort((a, b) => b.updated - a.updated));
 }
 
 /** A new conversation's entry (not saved until something happens in it). */

@@ -58,6 +58,7 @@ from ..protocol import (
 )
 from ..store import CallState, LeaseStore, Store
 from .auth import TokenAuth, redact
+from .conversations_http import ConversationBusy, conversation_routes
 from .refusals import DEFAULT_REFUSAL_LIMIT, ConnectionRefusals, RefusalLimit, Refusals
 from .replica import LeaseSettings, Replica
 from .server_conversation import ServerConversation
@@ -75,6 +76,8 @@ ACK_DELAY = 0.2
 """Seconds the server waits before acknowledging a client's stanzas (sooner once `ACK_SOON` wait)."""
 MAX_CONVERSATIONS = 1_000
 """Conversations one principal may own, by default (`create_app(max_conversations=...)`)."""
+DELETE_GRACE = 10.0
+"""Seconds a forced deletion waits for the canceled run to end."""
 ACK_SOON = 16
 """Client stanzas waiting for an Acknowledgement that make the server write one at once (half
 `Connection.ack_every`, so that `receive()` never has to, ahead of the frame it reads)."""
@@ -131,6 +134,7 @@ def create_app(
         Route("/readyz", server.ready),
         WebSocketRoute("/ws", server.websocket),
         Route("/ws", server.check, methods=["GET", "OPTIONS"]),
+        *conversation_routes(server),
         Route("/", server.page),
         Mount("/static", app=StaticFiles(directory=STATIC)),
     ]
@@ -272,6 +276,39 @@ class ToolwireServer:
         with anyio.move_on_after(grace):
             for conversation in conversations:
                 await conversation.wait_idle()
+
+    async def delete(self, thread_id: str, *, force: bool) -> bool:
+        """Delete a conversation and everything its store keeps of it; False while a run is active and not `force`.
+
+        Forced, the run in progress is canceled first (its open calls end Canceled by `system`,
+        as the transcript, soon deleted, says) and waited for (`DELETE_GRACE`). A connected client
+        gets ErrorMessage 201 and its socket closes (1008). Check the principal first.
+
+        Raises:
+            ConversationBusy: Another replica serves it, or its forced run (or a registration of
+                client tools) did not end in time.
+        """
+        async with self._opening:  # no connection opens it meanwhile
+            conversation = self.conversations.get(thread_id)
+            replica = self.replica
+            leased = conversation is None and replica is not None and thread_id not in replica.held
+            if leased and replica is not None and not await replica.take(thread_id):
+                raise ConversationBusy("another replica serves this conversation: try again in a moment")
+            if conversation is not None:
+                if conversation.busy or conversation.registering:
+                    if not force:
+                        return False
+                    conversation.cancel("Canceled by the server: the conversation was deleted")
+                    with anyio.move_on_after(DELETE_GRACE):
+                        await conversation.wait_idle()
+                    if conversation.busy or conversation.registering:
+                        raise ConversationBusy("its run did not stop in time: try again")
+                await conversation.retire()
+                self._forget(conversation)
+            await self.agent.store.delete_thread(thread_id)
+            if replica is not None and thread_id in replica.held:
+                await replica.give_up(thread_id)
+        return True
 
     async def page(self, request: Request) -> Response:
         """The chat page (the browser client), when the package ships it."""
@@ -671,10 +708,10 @@ class _Acknowledger:
 
 
 async def _close_when_kicked(websocket: WebSocket, conversation: ServerConversation, scope: anyio.CancelScope) -> None:
-    """Close the socket (1012: come back, to the conversation's new owner) once the conversation is kicked."""
+    """Close the socket once the conversation is kicked (1012: come back, to its new owner; 1008: deleted)."""
     with scope:
         await conversation.kicked.wait()
-        await _close(websocket, 1012)
+        await _close(websocket, conversation.close_code)
 
 
 async def _close(websocket: WebSocket, code: int) -> None:

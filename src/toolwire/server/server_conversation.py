@@ -41,6 +41,7 @@ from ..protocol import (
     ConsentAnswerBody,
     ConsentRequestBody,
     Envelope,
+    ErrorCode,
     MessageBody,
     Received,
     RunState,
@@ -120,7 +121,10 @@ class ServerConversation:
         self.fenced = False
         """Another replica owns the conversation now (`fence_out`): this object writes nothing more."""
         self.kicked = anyio.Event()
-        """Set when the live socket must close (the conversation was fenced out, or handed over)."""
+        """Set when the live socket must close (the conversation was fenced out, handed over, or deleted)."""
+        self.close_code = 1012
+        """The close code of the live socket once `kicked`: 1012 (come back, to the new owner), or
+        1008 once the conversation was deleted (`retire`)."""
 
     # -- the socket ----------------------------------------------------------------------------
 
@@ -180,6 +184,17 @@ class ServerConversation:
             _log.warning("conversation %s: another replica owns it now; its run here stops", self.thread_id)
         self.fenced = True
         self.park()
+        self.kicked.set()
+
+    async def retire(self) -> None:
+        """The conversation is being deleted: tell the connected client, close its socket, write nothing more.
+
+        Call it once no run is in progress (`wait_idle`). The client gets ErrorMessage 201 (no
+        such conversation: it does not come back) and close code 1008.
+        """
+        await self.write_raw(self.connection.refuse(ErrorCode.CONVERSATION_NOT_FOUND, "this conversation was deleted"))
+        self.fenced = True  # nothing of it is saved again: its rows are going
+        self.close_code = 1008
         self.kicked.set()
 
     async def save(self) -> None:
@@ -450,13 +465,20 @@ class ServerConversation:
         self._run.cancel("Stopped by the client")
         return True
 
+    def cancel(self, reason: str) -> bool:
+        """Cancel the run in progress for the server (its open calls end Canceled by `system`); False when none."""
+        if self._run is None:
+            return False
+        self._run.cancel(reason, by="system")
+        return True
+
     def start(self, group: TaskGroup, prompt: str | None, message_id: str | None = None) -> bool:
         """Start a run for `prompt` (None: resume an unfinished one); False while one is running.
 
         `message_id` is the UserMessage's id: the run's RunStatus, StartAnswer and AssistantMessage
         name it, so a client can tell its answer from a replayed earlier one.
         """
-        if self._run is not None:
+        if self._run is not None or self.fenced:
             return False
         if prompt is not None:  # stored with the next save: the one that records its frame as seen
             self._prompt = UserMessage(prompt)

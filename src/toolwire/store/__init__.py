@@ -44,6 +44,7 @@ from .records import CallState as CallState
 from .records import Lease as Lease
 from .records import LedgerEntry as LedgerEntry
 from .records import RunRecord as RunRecord
+from .records import ThreadInfo as ThreadInfo
 
 __all__ = [
     "CALL_STATE_ORDER",
@@ -56,6 +57,7 @@ __all__ = [
     "LedgerEntry",
     "RunRecord",
     "Store",
+    "ThreadInfo",
     "ThreadStore",
     "WireStateStore",
     "memory_store",
@@ -84,6 +86,27 @@ class ThreadStore(Protocol):
 
     async def count_threads(self, principal: str) -> int:
         """Return how many threads `principal` owns (a server caps new conversations with it)."""
+        ...
+
+    async def list_threads(self, principal: str, *, limit: int | None = None) -> list[ThreadInfo]:
+        """Return the threads `principal` owns, the latest activity first, at most `limit` (None: all).
+
+        A server lists a principal's conversations with it (`GET /conversations`).
+        """
+        ...
+
+    async def thread_info(self, thread_id: str) -> ThreadInfo | None:
+        """Return the thread's owner and times (None for an unknown thread)."""
+        ...
+
+    async def delete_thread(self, thread_id: str) -> bool:
+        """Delete the thread and everything kept of it, atomically; True if it existed.
+
+        Its transcript, ledger and run record go, and, in a backend that implements the other
+        interfaces too (a `Store`), its one-time approvals, grants and remembered denials, its
+        client tool state and its protocol state. A lease is kept (an epoch never repeats).
+        Whoever serves the conversation must have stopped first: the store does not know.
+        """
         ...
 
     async def load_messages(self, thread_id: str) -> list[Message]:

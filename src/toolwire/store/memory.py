@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import marshal
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -13,11 +14,12 @@ from ..errors import UsageError
 from ..messages import Message, ToolResultMessage
 from ..policy import MemoryApprovalStore
 from .local_leases import LocalLeases
-from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
+from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord, ThreadInfo
 
 __all__ = ["MemoryStore"]
 
 _NO_RUN = RunRecord()
+_GONE = object()
 
 
 class MemoryStore(MemoryApprovalStore, LocalLeases):
@@ -34,13 +36,17 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
         self._client_states: dict[str, str] = {}
         self._wire_states: dict[str, bytes] = {}
         self._runs: dict[str, RunRecord] = {}
+        self._times: dict[str, tuple[float, float]] = {}
+        """Per thread: when it was created, and its last activity."""
 
     async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
         """Create the thread if it does not exist; True if it was created now."""
         if thread_id in self._principals:
             return False
         self._principals[thread_id] = principal
-        self._messages[thread_id] = []
+        self._messages.setdefault(thread_id, [])
+        now = time.time()
+        self._times[thread_id] = (now, now)
         return True
 
     async def thread_principal(self, thread_id: str) -> str | None:
@@ -55,6 +61,35 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
         """Return how many threads `principal` owns."""
         return sum(1 for owner in self._principals.values() if owner == principal)
 
+    async def list_threads(self, principal: str, *, limit: int | None = None) -> list[ThreadInfo]:
+        """Return the threads `principal` owns, the latest activity first, at most `limit` (None: all)."""
+        infos = [self._info(thread_id) for thread_id, owner in self._principals.items() if owner == principal]
+        return sorted(infos, key=lambda info: (-info.updated_at, info.thread_id))[:limit]
+
+    async def thread_info(self, thread_id: str) -> ThreadInfo | None:
+        """Return the thread's owner and times (None for an unknown thread)."""
+        return self._info(thread_id) if thread_id in self._principals else None
+
+    def _info(self, thread_id: str) -> ThreadInfo:
+        created, updated = self._times[thread_id]
+        return ThreadInfo(thread_id, self._principals[thread_id], created, updated)
+
+    async def delete_thread(self, thread_id: str) -> bool:
+        """Delete the thread and everything kept of it; True if it existed."""
+        existed = self._principals.pop(thread_id, _GONE) is not _GONE
+        for kept in (self._messages, self._ledger, self._results, self._client_states, self._wire_states):
+            kept.pop(thread_id, None)
+        self._runs.pop(thread_id, None)
+        self._times.pop(thread_id, None)
+        self._forget_approvals(thread_id)
+        return existed
+
+    def _forget_approvals(self, thread_id: str) -> None:
+        """Drop the thread's one-time approvals, grants and remembered denials."""
+        self._once = {key for key in self._once if key[0] != thread_id}
+        self._grants = {key: grant for key, grant in self._grants.items() if key[0] != thread_id}
+        self._denials = {key: reason for key, reason in self._denials.items() if key[0] != thread_id}
+
     async def load_messages(self, thread_id: str) -> list[Message]:
         """Return a copy of the thread's transcript."""
         return list(self._messages.get(thread_id, ()))
@@ -68,6 +103,8 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
         if transcript is None:
             transcript = self._messages[thread_id] = []
         transcript.extend(messages)
+        if (times := self._times.get(thread_id)) is not None:
+            self._times[thread_id] = (times[0], time.time())
 
     async def record_calls(self, entries: Sequence[LedgerEntry]) -> None:
         """Write calls to the ledger before they run; existing ids are kept."""

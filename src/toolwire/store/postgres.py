@@ -43,7 +43,7 @@ from .postgres_database import describe_dsn
 from .postgres_leases import PostgresLeases
 from .postgres_schema import SCHEMA_VERSION
 from .postgres_wire import load_wire, save_wire
-from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
+from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord, ThreadInfo
 from .rows import ledger_entry_from_row
 from .sqlite_schema import dumps
 
@@ -59,8 +59,10 @@ _RECORD: Final = (
     " %(results)s::text[], %(request_ids)s::text[], %(answers)s::text[])"
     " ON CONFLICT (thread_id, call_id) DO NOTHING"  # only a duplicate id is skipped silently
 )
+_TOUCH: Final = "touched AS (UPDATE threads SET updated_at = %(now)s WHERE id = %(t)s)"
+"""The CTE that makes a write the thread's last activity (each statement that appends messages has it)."""
 _APPEND: Final = (
-    "INSERT INTO messages (thread_id, body) SELECT %(t)s, body"
+    "WITH " + _TOUCH + " INSERT INTO messages (thread_id, body) SELECT %(t)s, body"
     " FROM unnest(%(bodies)s::text[]) WITH ORDINALITY AS b (body, n) ORDER BY n"
 )
 _COMPLETE_BATCH: Final = (
@@ -73,8 +75,17 @@ _COMPLETE_BATCH: Final = (
     " WHERE l.thread_id = %(t)s AND l.call_id = i.call_id AND k.state <> 'terminal'),"
     " kept AS (SELECT i.n, CASE WHEN k.state = 'terminal' AND k.result IS NOT NULL THEN k.result ELSE i.result END"
     " AS result, i.head, i.tail FROM input i LEFT JOIN locked k USING (call_id)),"
-    " appended AS (INSERT INTO messages (thread_id, body) SELECT %(t)s, head || result || tail FROM kept ORDER BY n)"
-    " SELECT result FROM kept ORDER BY n"
+    " appended AS (INSERT INTO messages (thread_id, body) SELECT %(t)s, head || result || tail FROM kept ORDER BY n),"
+    " " + _TOUCH + " SELECT result FROM kept ORDER BY n"
+)
+
+_INFO_COLUMNS: Final = "id, principal, created_at, updated_at"
+_DELETE_THREAD: Final = (
+    "WITH m AS (DELETE FROM messages WHERE thread_id = %(t)s), l AS (DELETE FROM ledger WHERE thread_id = %(t)s),"
+    " a AS (DELETE FROM approvals WHERE thread_id = %(t)s), g AS (DELETE FROM grants WHERE thread_id = %(t)s),"
+    " d AS (DELETE FROM denials WHERE thread_id = %(t)s), c AS (DELETE FROM client_state WHERE thread_id = %(t)s),"
+    " w AS (DELETE FROM wire_state WHERE thread_id = %(t)s), o AS (DELETE FROM wire_outbox WHERE thread_id = %(t)s)"
+    " DELETE FROM threads WHERE id = %(t)s RETURNING id"
 )
 
 
@@ -122,9 +133,11 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
 
     async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
         """Create the thread if it does not exist; True if it was created now."""
+        now = time.time()
         created = await self._write(
-            "INSERT INTO threads (id, principal, created_at) VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING",
-            (thread_id, principal, time.time()),
+            "INSERT INTO threads (id, principal, created_at, updated_at) VALUES (%s, %s, %s, %s)"
+            " ON CONFLICT (id) DO NOTHING",
+            (thread_id, principal, now, now),
         )
         return created == 1
 
@@ -137,6 +150,28 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
         """Every thread of the schema, oldest first (for operators)."""
         rows = await self._fetchall("SELECT id FROM threads ORDER BY created_at, id", ())
         return [thread_id for (thread_id,) in rows]
+
+    async def list_threads(self, principal: str, *, limit: int | None = None) -> list[ThreadInfo]:
+        """Return the threads `principal` owns, the latest activity first, at most `limit` (an index scan)."""
+        rows = await self._fetchall(
+            "SELECT " + _INFO_COLUMNS + " FROM threads WHERE principal = %s ORDER BY updated_at DESC, id LIMIT %s",
+            (principal, limit),
+        )
+        return [ThreadInfo(*row) for row in rows]
+
+    async def thread_info(self, thread_id: str) -> ThreadInfo | None:
+        """Return the thread's owner and times (None for an unknown thread)."""
+        row = await self._fetchone("SELECT " + _INFO_COLUMNS + " FROM threads WHERE id = %s", (thread_id,))
+        return None if row is None else ThreadInfo(*row)
+
+    async def delete_thread(self, thread_id: str) -> bool:
+        """Delete the thread and everything kept of it (every table but `leases`), in one statement.
+
+        Fenced by the lease this store holds of it, if any. True if the thread existed.
+        """
+        self._outboxes.pop(thread_id, None)
+        gone = await self._fetchall(_DELETE_THREAD, {"t": thread_id}, owning=(thread_id,))
+        return bool(gone)
 
     async def thread_exists(self, thread_id: str) -> bool:
         """Tell whether the thread exists."""
@@ -155,7 +190,7 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
     async def append_messages(self, thread_id: str, messages: Sequence[Message]) -> None:
         """Append messages to the thread's transcript in one statement."""
         bodies = [dumps(message.to_dict()) for message in messages]
-        await self._write(_APPEND, {"t": thread_id, "bodies": bodies}, owning=(thread_id,))
+        await self._write(_APPEND, {"t": thread_id, "bodies": bodies, "now": time.time()}, owning=(thread_id,))
 
     # -- the call ledger ------------------------------------------------------------------------
 
@@ -165,9 +200,12 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
 
     async def record_batch(self, thread_id: str, message: Message, entries: Sequence[LedgerEntry]) -> None:
         """Append the message that asks for a batch of calls and write the calls to the ledger, in one statement."""
-        params = {**_ledger_rows(entries), "t": thread_id, "body": dumps(message.to_dict())}
+        params = {**_ledger_rows(entries), "t": thread_id, "body": dumps(message.to_dict()), "now": time.time()}
         await self._write(
-            "WITH asked AS (INSERT INTO messages (thread_id, body) VALUES (%(t)s, %(body)s)) " + _RECORD,
+            "WITH asked AS (INSERT INTO messages (thread_id, body) VALUES (%(t)s, %(body)s)), "
+            + _TOUCH
+            + " "
+            + _RECORD,
             params,
             owning=[thread_id, *(entry.thread_id for entry in entries)],
         )
@@ -188,7 +226,14 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
             head, _, tail = dumps(ToolResultMessage(call.name, result).to_dict()).rpartition(text)
             heads.append(head)
             tails.append(tail)
-        params = {"t": thread_id, "ids": [call.id for call in calls], "results": texts, "heads": heads, "tails": tails}
+        params = {
+            "t": thread_id,
+            "ids": [call.id for call in calls],
+            "results": texts,
+            "heads": heads,
+            "tails": tails,
+            "now": time.time(),
+        }
         rows = await self._fetchall(_COMPLETE_BATCH, params, owning=(thread_id,))
         return [
             ToolResultMessage(call.name, result if kept == text else ToolResult.from_dict(json.loads(kept)))
@@ -310,10 +355,11 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
 
     async def save_run(self, thread_id: str, record: RunRecord) -> None:
         """Replace how the thread's last run stands (creating the thread if needed)."""
+        now = time.time()
         await self._write(
-            "INSERT INTO threads (id, principal, created_at, closed_at, resume_attempts) VALUES (%s, NULL, %s, %s, %s)"
-            " ON CONFLICT (id) DO UPDATE SET closed_at = excluded.closed_at,"
+            "INSERT INTO threads (id, principal, created_at, updated_at, closed_at, resume_attempts)"
+            " VALUES (%s, NULL, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET closed_at = excluded.closed_at,"
             " resume_attempts = excluded.resume_attempts",
-            (thread_id, time.time(), record.closed_at, record.resume_attempts),
+            (thread_id, now, now, record.closed_at, record.resume_attempts),
             owning=(thread_id,),
         )

@@ -70,10 +70,18 @@ _VERSION_2: Final[tuple[LiteralString, ...]] = (
     " END $$",
 )
 
+_VERSION_3: Final[tuple[LiteralString, ...]] = (
+    # Each thread's last activity (a message appended), by which a principal's threads are listed.
+    "ALTER TABLE threads ADD COLUMN updated_at double precision NOT NULL DEFAULT 0",
+    "UPDATE threads SET updated_at = created_at",
+    "DROP INDEX threads_principal",
+    "CREATE INDEX threads_principal ON threads (principal, updated_at)",
+)
+
 FENCED_SQLSTATE: Final = "TWFEN"
 """The SQLSTATE of the error `lease_fence` raises."""
 
-MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (_VERSION_1, _VERSION_2)
+MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (_VERSION_1, _VERSION_2, _VERSION_3)
 """`MIGRATIONS[n]`: the statements that bring a schema from version `n` to `n + 1`; append, never edit."""
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -1,6 +1,6 @@
 """What the store interfaces carry: a call's place in the ledger, a run's, a conversation's lease.
 
-`CallState` and `LedgerEntry`, `RunRecord`, `Lease`.
+`CallState` and `LedgerEntry`, `RunRecord`, `ThreadInfo`, `Lease`.
 
 Plain frozen data, shared by every backend; `toolwire.store` re-exports it.
 """
@@ -14,7 +14,7 @@ from typing import Any, Final
 from .._fast import quick_init
 from ..envelopes import ToolCall, ToolResult
 
-__all__ = ["CALL_STATE_ORDER", "COMES_WITH", "CallState", "Lease", "LedgerEntry", "RunRecord"]
+__all__ = ["CALL_STATE_ORDER", "COMES_WITH", "CallState", "Lease", "LedgerEntry", "RunRecord", "ThreadInfo"]
 
 
 class CallState(StrEnum):
@@ -107,6 +107,18 @@ class RunRecord:
     resume_attempts: int = 0
     """How many times a restarted process began to resume the run without finishing it (a
     run whose resume keeps failing is closed instead, see `Agent(max_resume_attempts=)`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadInfo:
+    """A thread as a list of conversations shows it: whose it is, when it began and last changed."""
+
+    thread_id: str
+    principal: str | None
+    created_at: float
+    """When the thread was created, in seconds since the Unix epoch."""
+    updated_at: float
+    """Its last activity: when a message was last appended (its creation before that)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,7 @@ from ..policy import Grant
 from .batching import GroupCommit
 from .checkpoints import Checkpointer
 from .local_leases import LocalLeases
-from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord
+from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord, ThreadInfo
 from .rows import grant_from_row, ledger_entry_from_row, thread_key
 from .sqlite_schema import SCHEMA_VERSION, dumps, migrate, transaction
 from .sqlite_wire import SavedWire, load_wire, save_wire, wire_parts
@@ -73,6 +73,18 @@ _RECORD: Final = (
     " ON CONFLICT (thread_id, call_id) DO NOTHING"
 )
 _COMPLETE: Final = "UPDATE ledger SET state = ?, result = ? WHERE thread_id = ? AND call_id = ? AND state != ?"
+_INFO_COLUMNS: Final = "id, principal, created_at, updated_at"
+_THREAD_TABLES: Final = (
+    "messages",
+    "ledger",
+    "approvals",
+    "grants",
+    "denials",
+    "client_state",
+    "wire_state",
+    "wire_outbox",
+)
+"""The tables that keep rows of a thread, by `thread_id` (`delete_thread`)."""
 _CHECKPOINT_EVERY: Final = 200
 """Write transactions between two background checkpoints (a few hundred WAL pages)."""
 _AUTOCHECKPOINT_PAGES: Final = 10_000
@@ -157,10 +169,12 @@ class SqliteStore(LocalLeases):
 
     async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
         """Create the thread if it does not exist; True if it was created now."""
+        now = time.time()
         with self._write() as db:
             cursor = db.execute(
-                "INSERT INTO threads (id, principal, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                (thread_id, principal, time.time()),
+                "INSERT INTO threads (id, principal, created_at, updated_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (id) DO NOTHING",
+                (thread_id, principal, now, now),
             )
         return cursor.rowcount == 1
 
@@ -173,6 +187,28 @@ class SqliteStore(LocalLeases):
         """Every thread of the file, oldest first (for operators: `toolwire conversations list`)."""
         rows = self._connection().execute("SELECT id FROM threads ORDER BY created_at, id")
         return [thread_id for (thread_id,) in rows]
+
+    async def list_threads(self, principal: str, *, limit: int | None = None) -> list[ThreadInfo]:
+        """Return the threads `principal` owns, the latest activity first, at most `limit` (an index scan)."""
+        rows = self._connection().execute(
+            f"SELECT {_INFO_COLUMNS} FROM threads WHERE principal = ? ORDER BY updated_at DESC, id LIMIT ?",
+            (principal, -1 if limit is None else limit),
+        )
+        return [ThreadInfo(*row) for row in rows]
+
+    async def thread_info(self, thread_id: str) -> ThreadInfo | None:
+        """Return the thread's owner and times (None for an unknown thread)."""
+        row = self._one(f"SELECT {_INFO_COLUMNS} FROM threads WHERE id = ?", (thread_id,))
+        return None if row is None else ThreadInfo(*row)
+
+    async def delete_thread(self, thread_id: str) -> bool:
+        """Delete the thread and everything kept of it (every table), in one transaction; True if it existed."""
+        self._outboxes.pop(thread_id, None)
+        with self._write() as db:
+            for table in _THREAD_TABLES:
+                db.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+            cursor = db.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
+        return cursor.rowcount == 1
 
     async def thread_exists(self, thread_id: str) -> bool:
         """Tell whether the thread exists."""
@@ -436,12 +472,13 @@ class SqliteStore(LocalLeases):
 
     async def save_run(self, thread_id: str, record: RunRecord) -> None:
         """Replace how the thread's last run stands (creating the thread if needed)."""
+        now = time.time()
         with self._write() as db:
             db.execute(
-                "INSERT INTO threads (id, principal, created_at, closed_at, resume_attempts) VALUES (?, NULL, ?, ?, ?)"
-                " ON CONFLICT (id) DO UPDATE SET closed_at = excluded.closed_at,"
+                "INSERT INTO threads (id, principal, created_at, updated_at, closed_at, resume_attempts)"
+                " VALUES (?, NULL, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET closed_at = excluded.closed_at,"
                 " resume_attempts = excluded.resume_attempts",
-                (thread_id, time.time(), record.closed_at, record.resume_attempts),
+                (thread_id, now, now, record.closed_at, record.resume_attempts),
             )
 
     async def aclose(self) -> None:
@@ -465,7 +502,8 @@ class SqliteStore(LocalLeases):
 
 
 def _append(db: sqlite3.Connection, thread_id: str, bodies: Sequence[str]) -> None:
-    """Append message bodies to a thread's transcript (inside a write transaction)."""
+    """Append message bodies to a thread's transcript, its last activity now (inside a write transaction)."""
+    db.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (time.time(), thread_id))
     (start,) = db.execute("SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE thread_id = ?", (thread_id,)).fetchone()
     db.executemany(
         "INSERT INTO messages (thread_id, seq, body) VALUES (?, ?, ?)",

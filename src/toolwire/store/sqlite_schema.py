@@ -96,6 +96,13 @@ def _migrate_to_6(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE threads ADD COLUMN resume_attempts INTEGER NOT NULL DEFAULT 0")
 
 
+def _migrate_to_7(db: sqlite3.Connection) -> None:
+    """Keep each thread's last activity, and find a principal's threads by it (a server lists them)."""
+    db.execute("ALTER TABLE threads ADD COLUMN updated_at REAL NOT NULL DEFAULT 0")
+    db.execute("UPDATE threads SET updated_at = created_at")
+    db.execute("CREATE INDEX threads_principal ON threads (principal, updated_at)")
+
+
 MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (
     _migrate_to_1,
     _migrate_to_2,
@@ -103,6 +110,7 @@ MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (
     _migrate_to_4,
     _migrate_to_5,
     _migrate_to_6,
+    _migrate_to_7,
 )
 """`MIGRATIONS[n]` brings a file from schema version `n` to `n + 1`; append, never edit."""
 

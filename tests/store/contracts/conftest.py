@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from contract_support import BACKENDS, Backend, LedgerWireStore
 
-from toolwire.store import ApprovalStore, ClientStateStore, ThreadStore, WireStateStore
+from toolwire.store import ApprovalStore, ClientStateStore, Store, ThreadStore, WireStateStore
 
 
 @pytest.fixture(params=list(BACKENDS))
@@ -52,3 +52,9 @@ def client_state_store(backend: tuple[Backend, Any]) -> ClientStateStore:
 @pytest.fixture
 def wire_state_store(backend: tuple[Backend, Any]) -> LedgerWireStore:
     return _implementing(backend, WireStateStore, ThreadStore)
+
+
+@pytest.fixture
+def whole_store(backend: tuple[Backend, Any]) -> Store:
+    """A backend that implements every interface (what `Agent(store=)` takes)."""
+    return _implementing(backend, ThreadStore, ApprovalStore, ClientStateStore, WireStateStore)

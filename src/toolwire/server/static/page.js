@@ -489,6 +489,69 @@ function preview(entry) {
   return box;
 }
 
+// page/server_list.ts
+var OUTCOMES = ["success", "error", "canceled", "timeout", "denied"];
+function headers(token2) {
+  return { Authorization: `Bearer ${token2}` };
+}
+async function listConversations(token2) {
+  try {
+    const response = await fetch("conversations", { headers: headers(token2), cache: "no-store" });
+    if (!response.ok) return void 0;
+    const body = await response.json();
+    return Array.isArray(body.conversations) ? { conversations: body.conversations, more: body.more === true } : void 0;
+  } catch {
+    return void 0;
+  }
+}
+async function transcript(token2, id) {
+  try {
+    const response = await fetch(`conversations/${encodeURIComponent(id)}`, { headers: headers(token2), cache: "no-store" });
+    if (!response.ok) return void 0;
+    const body = await response.json();
+    return Array.isArray(body.messages) ? body.messages : void 0;
+  } catch {
+    return void 0;
+  }
+}
+async function deleteConversation(token2, id, force) {
+  const query = force ? "?force=true" : "";
+  try {
+    const response = await fetch(`conversations/${encodeURIComponent(id)}${query}`, { method: "DELETE", headers: headers(token2) });
+    if (response.ok || response.status === 404) return { done: true };
+    const body = await response.json().catch(() => ({}));
+    return { done: false, running: body.code === "run_active", problem: body.error ?? `the server answered ${response.status}` };
+  } catch (error) {
+    return { done: false, running: false, problem: error instanceof Error ? error.message : String(error) };
+  }
+}
+function timelineOf(messages, browserTools) {
+  const timeline2 = emptyTimeline();
+  const calls = /* @__PURE__ */ new Map();
+  messages.forEach((message, index) => {
+    const key = `stored-${index}`;
+    if (message.role === "user") {
+      timeline2.entries.push({ kind: "user", key, text: message.content });
+    } else if (message.role === "assistant") {
+      if (message.text) timeline2.entries.push({ kind: "answer", key, parts: [message.text], done: true });
+      for (const call of message.toolCalls ?? []) {
+        const where = browserTools.has(call.name) ? "browser" : "server";
+        const entry = { kind: "tool", key: call.id, name: call.name, args: call.arguments, where, status: "running" };
+        calls.set(call.id, entry);
+        timeline2.entries.push(entry);
+      }
+    } else {
+      const entry = calls.get(message.result.callId);
+      if (entry === void 0) return;
+      entry.status = "done";
+      entry.outcome = OUTCOMES[message.result.type] ?? (message.result.success ? "success" : "error");
+      const failure = message.result.error ?? message.result.message;
+      entry.detail = message.result.success ? jsonText(message.result.data) : failure;
+    }
+  });
+  return timeline2;
+}
+
 // page/store.ts
 var LIST = "toolwire.conversations";
 var UNTITLED = "Untitled conversation";
@@ -508,12 +571,40 @@ function conversations() {
   return Array.isArray(list) ? list.filter((item) => typeof item?.local === "string") : [];
 }
 function saveConversation(info) {
-  const list = [info, ...conversations().filter((item) => item.local !== info.local)];
-  for (const dropped of list.splice(MAX_CONVERSATIONS)) {
-    localStorage.removeItem(clientKey(dropped.local));
-    localStorage.removeItem(timelineKey(dropped.local));
-  }
+  keep([info, ...conversations().filter((item) => item.local !== info.local)]);
+}
+function keep(list) {
+  for (const dropped of list.splice(MAX_CONVERSATIONS)) forgetState(dropped.local);
   localStorage.setItem(LIST, JSON.stringify(list));
+}
+function forgetState(local) {
+  localStorage.removeItem(clientKey(local));
+  localStorage.removeItem(timelineKey(local));
+}
+function forgetConversation(local) {
+  forgetState(local);
+  localStorage.setItem(LIST, JSON.stringify(conversations().filter((item) => item.local !== local)));
+}
+function syncConversations(listing, current) {
+  const listed = listing.conversations;
+  const there = new Map(listed.map((item) => [item.id, item]));
+  const list = [];
+  for (const item of conversations()) {
+    const known2 = item.conversationId === void 0 ? void 0 : there.get(item.conversationId);
+    if (known2 !== void 0) {
+      list.push({ ...item, title: known2.title ?? item.title, updated: Math.max(item.updated, Date.parse(known2.updatedAt) || 0) });
+    } else if (item.conversationId === void 0 || item.local === current || listing.more) {
+      list.push(item);
+    } else {
+      forgetState(item.local);
+    }
+  }
+  const have = new Set(list.map((item) => item.conversationId));
+  for (const item of listed) {
+    if (have.has(item.id) || item.messageCount === 0) continue;
+    list.push({ ...newConversation(), conversationId: item.id, title: item.title ?? UNTITLED, updated: Date.parse(item.updatedAt) || 0 });
+  }
+  keep(list.sort((a, b) => b.updated - a.updated));
 }
 function newConversation() {
   const local = Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -780,10 +871,43 @@ function drawConversations() {
       button.addEventListener("click", () => {
         if (!current) void open(item);
       });
-      return el("li", {}, button);
+      if (item.conversationId === void 0) return el("li", {}, button);
+      const remove = el("button", { type: "button", class: "delete-conversation", "aria-label": `Delete “${item.title}”`, title: "Delete" }, "×");
+      remove.addEventListener("click", () => void deleteConversation2(item));
+      return el("li", {}, button, remove);
     })
   );
   if (focused) ui.conversations.querySelector("[aria-current=true]")?.focus();
+}
+async function refreshConversations() {
+  if (token === void 0) return;
+  const listing = await listConversations(token);
+  if (listing === void 0) return;
+  syncConversations(listing, conversation.local);
+  drawConversations();
+}
+async function deleteConversation2(item) {
+  const id = item.conversationId;
+  if (id === void 0 || token === void 0) return;
+  if (!confirm(`Delete “${item.title}”? The server deletes its transcript too.`)) return;
+  const current = item.local === conversation.local;
+  if (current) {
+    generation++;
+    client?.close();
+    client = void 0;
+  }
+  let outcome = await deleteConversation(token, id, false);
+  if (!outcome.done && outcome.running && confirm("A run is in progress in this conversation. Cancel it and delete?")) {
+    outcome = await deleteConversation(token, id, true);
+  }
+  if (outcome.done) {
+    forgetConversation(item.local);
+    if (current) void open(newConversation());
+    drawConversations();
+    return;
+  }
+  if (current) void open(item);
+  if (!outcome.running) toast(ui.toasts, `Could not delete the conversation: ${outcome.problem}`, "error");
 }
 function drawPageTools() {
   ui.pageTools.replaceChildren(
@@ -849,6 +973,7 @@ function remember() {
   conversation = { ...conversation, conversationId: id, updated: Date.now() };
   saveConversation(conversation);
   drawConversations();
+  void refreshConversations();
 }
 async function open(info) {
   const own = ++generation;
@@ -857,15 +982,25 @@ async function open(info) {
   client = void 0;
   registered = false;
   conversation = info;
-  timeline = loadTimeline(info.local) ?? emptyTimeline();
+  const saved = loadTimeline(info.local);
+  timeline = saved ?? emptyTimeline();
   setActiveConversation(info.local);
   view.clear();
   draw();
   drawConversations();
   if (token === void 0) return askToken();
+  if (saved === void 0 && info.conversationId !== void 0) {
+    const messages = await transcript(token, info.conversationId);
+    if (own !== generation) return;
+    if (messages !== void 0) {
+      timeline = timelineOf(messages, PAGE_TOOLS);
+      changed();
+    }
+  }
   showConnection("connecting");
   const next = new ToolwireClient("ws", {
     token,
+    ...info.conversationId !== void 0 && { conversationId: info.conversationId },
     handlers,
     onConsent: (request) => {
       if (own === generation) {
@@ -887,6 +1022,7 @@ async function open(info) {
     if (own !== generation) return;
     registered = true;
     draw();
+    void refreshConversations();
   } catch (error) {
     if (own !== generation) return;
     const message = error instanceof Error ? error.message : String(error);
@@ -954,6 +1090,7 @@ ui.message.addEventListener("keydown", (event) => {
     ui.composer.requestSubmit();
   }
 });
+window.addEventListener("focus", () => void refreshConversations());
 ui.stop.addEventListener("click", () => client?.stop("stopped from the chat page"));
 ui.newConversation.addEventListener("click", () => {
   if (conversation.title === UNTITLED && timeline.entries.length === 0) {
