@@ -118,6 +118,8 @@ class Proxy:
         self.host, self.port, self.path = match.group(1), int(match.group(2)), match.group(3)
         self.url = ""
         self.connections = 0
+        self.targets: list[str] = []
+        """The request target (path and query) of each connection's upgrade request, in order."""
         self.refusing = False
         """Close new connections at once, as a server that went away would."""
         self._streams: list[SocketStream] = []
@@ -155,10 +157,14 @@ class Proxy:
         self._downstream.set()
 
     async def _pump(self, source: SocketStream, sink: SocketStream, downstream: bool) -> None:
+        first = not downstream
         try:
             async for chunk in source:
                 if downstream:
                     await self._downstream.wait()
+                elif first:  # `GET /ws?... HTTP/1.1` (a loopback upgrade request comes whole in its first chunk)
+                    first = False
+                    self.targets.append(chunk.split(b"\r\n", 1)[0].split(b" ")[1].decode())
                 await sink.send(chunk)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             pass

@@ -9,6 +9,7 @@ import pytest
 from client_support import IDE_GROUP, TOKEN, Proxy, Server
 
 from toolwire.client import ClientToolCall, ConnectionClosed, ExecutionLedger, Reconnect, connect
+from toolwire.client.link import hinted_url
 from toolwire.errors import UsageError
 from toolwire.protocol import ToolUseRequest
 
@@ -58,6 +59,18 @@ async def test_a_request_is_not_sent_again_to_a_client_that_reconnects_with_its_
     assert events[-1].output == "Done: opened config.toml"  # type: ignore[union-attr]
 
 
+async def test_a_reconnect_names_the_conversation_in_its_url_for_a_load_balancer(proxy: Proxy) -> None:
+    async def open_file(path: str) -> str:
+        await proxy.cut()
+        return f"opened {path}"
+
+    async with connect(proxy.url, token=TOKEN, groups=[IDE_GROUP], handlers={"OpenFile": open_file}) as client:
+        assert await client.ask("Open the config file") == "Done: opened config.toml"
+    first, *again = proxy.targets
+    assert "conversation=" not in first  # a new conversation: nothing to name yet
+    assert again and all(target.endswith(f"?conversation={client.conversation_id}") for target in again)
+
+
 async def test_connection_closed_surfaces_only_when_reconnecting_gives_up(server: Server, proxy: Proxy) -> None:
     async def open_file(path: str) -> str:
         proxy.refusing = True
@@ -84,3 +97,9 @@ def test_the_ledger_starts_a_request_id_once() -> None:
     ledger.start(request)
     with pytest.raises(UsageError, match="already ran"):
         ledger.start(request)
+
+
+def test_the_hint_replaces_an_older_one_and_keeps_the_other_parameters() -> None:
+    assert hinted_url("ws://h:1/ws?token=a%26b", "conv_1") == "ws://h:1/ws?token=a%26b&conversation=conv_1"
+    assert hinted_url("ws://h:1/ws?conversation=old&x=1", "conv_2") == "ws://h:1/ws?x=1&conversation=conv_2"
+    assert hinted_url("ws://h:1/ws", "") == "ws://h:1/ws"

@@ -11,8 +11,9 @@ JobClient ×K ──ws──► haproxy (url_param conversation, redispatch, /he
 
 A `JobClient` runs jobs (tests/cluster/cluster_app.py's script) with toolwire's own client and
 counts what it executes per request id and per call id, and the stanza ids it receives. After its
-first handshake it names its conversation in the URL it reconnects with (`?conversation=`), the hint
-haproxy hashes on, so a reconnect lands on the same replica while that one is up.
+first handshake the client names its conversation in the URL it reconnects with (`?conversation=`,
+as toolwire's clients do), the hint haproxy hashes on, so a reconnect lands on the same replica
+while that one is up.
 
 `Cluster` has the disturbances: `kill`, `pause` / `resume` (SIGSTOP / SIGCONT), `restart_postgres`
 (`pg_ctl restart -m immediate`), `rolling_restart`; and `haproxy.wait_status` to wait for what the
@@ -134,6 +135,7 @@ class Replica:
             command += ["--lease-ttl", str(LEASE_TTL), "--lease-renew", str(LEASE_RENEW)]
         env = {**os.environ, "PYTHONUNBUFFERED": "1", TALLY_ENV: str(self.tally), HOLD_ENV: str(self.tally.parent)}
         env.pop("TOOLWIRE_TOKEN", None)
+        env.pop("PYTHONASYNCIODEBUG", None)  # (`make test` sets it for the tests; the replicas run as deployed)
         process = subprocess.Popen(
             command, cwd=self.workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )
@@ -339,9 +341,7 @@ class JobClient:
                 try:
                     await client.start(tasks, None)
                     self.client = client
-                    self.conversation = client.conversation_id
-                    # The hint haproxy hashes on, for every reconnect (issue 17: a client may name its conversation).
-                    client.link.url = f"{url}?conversation={client.conversation_id}"
+                    self.conversation = client.conversation_id  # (named in each reconnect's URL: haproxy's hint)
                     await client.register([JOBS_GROUP], expanded_containers=["Jobs"])
                     for job in range(jobs):
                         name = f"c{self.index}-{job}"

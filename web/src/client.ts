@@ -29,7 +29,15 @@ import { outcomeOf } from "./results.js";
 import { sequencingFromJSON, sequencingToJSON } from "./sequencing.js";
 import { type ClientState, readState, type StateStore } from "./state.js";
 import { ExecutionLedger, Handlers, type ToolHandler, type ToolHandlerSpec, toWire } from "./tools.js";
-import { backoff, type Dialer, type ReconnectOptions, socketUrl, type Transport, webSocketDialer } from "./transport.js";
+import {
+  backoff,
+  type Dialer,
+  hintedUrl,
+  type ReconnectOptions,
+  socketUrl,
+  type Transport,
+  webSocketDialer,
+} from "./transport.js";
 import { MessageType } from "./wire.js";
 
 /** The version this client announces. */
@@ -303,7 +311,7 @@ export class ToolwireClient {
     this.handshake = pending;
     let transport: Transport;
     try {
-      transport = await this.dial(this.url, {
+      transport = await this.dial(hintedUrl(this.url, conversationId), {
         frame: (data) => this.received(socket, data),
         closed: (reason) => this.dropped(socket, reason),
       });

@@ -236,7 +236,9 @@ export class Run implements AsyncIterable<ClientEvent> {
   /**
    * @internal Take an event if it belongs to this run: from the `runStarted` that names its
    * message (or names none, from an older server) to its `runFinished` or `runFailed`, or the
-   * refusal of its message. Events of an earlier run, replayed after a reload, are not its own.
+   * refusal of its message. Events of an earlier run, replayed after a reload, are not its own. A
+   * `runStarted` naming no message while it is in progress is its resumption (a restarted server,
+   * another replica): its end is this run's end.
    */
   offer(event: ClientEvent): void {
     if (this.outcome !== undefined || event.kind === "connection" || event.kind === "warning") return;
@@ -250,7 +252,13 @@ export class Run implements AsyncIterable<ClientEvent> {
       }
       return;
     }
-    if ((event.kind === "runFinished" || event.kind === "runFailed") && event.runId !== this.runId) return;
+    if (event.kind === "runStarted" && event.messageId === undefined) {
+      // The server resumed this run after a restart, or another replica took it over: a new run
+      // id (naming no message) for the same work, whose end is this run's end.
+      this.runId = event.runId;
+    } else if ((event.kind === "runFinished" || event.kind === "runFailed") && event.runId !== this.runId) {
+      return;
+    }
     this.push(event);
     if (event.kind === "runFailed") this.fail(new RunFailed(event.message, event.runId));
   }

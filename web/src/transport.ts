@@ -34,6 +34,18 @@ export function socketUrl(url: string, token: string): string {
   return resolved.toString();
 }
 
+/**
+ * `url` naming `conversationId` in its `conversation` query parameter (a hint a load balancer may
+ * hash on, so that a reconnect lands on the replica that holds the conversation; the server reads
+ * the conversation from the handshake, not from here). Unchanged without a conversation.
+ */
+export function hintedUrl(url: string, conversationId: string | undefined): string {
+  if (!conversationId) return url;
+  const hinted = new URL(url);
+  hinted.searchParams.set("conversation", conversationId);
+  return hinted.toString();
+}
+
 /** Milliseconds to wait before reconnect attempt `attempt` (from 1; the first does not wait). */
 export function backoff(attempt: number, options: ReconnectOptions = {}): number {
   if (attempt <= 1) return 0;

@@ -10,7 +10,7 @@ import type { ClientEvent } from "../src/events.js";
 import type { ClientToolGroup, ConsentRequest, ToolUseCancel, ToolUseRequest } from "../src/messages.js";
 import { type ClientState, type StateStore, webStorage } from "../src/state.js";
 import { argumentProblems, ToolResponse, toWire } from "../src/tools.js";
-import { backoff, socketUrl } from "../src/transport.js";
+import { backoff, hintedUrl, socketUrl } from "../src/transport.js";
 import { MessageType, type WireMap } from "../src/wire.js";
 import { expect } from "./expect.js";
 import { FakeServer } from "./fake-server.js";
@@ -127,6 +127,12 @@ describe("connecting", () => {
     } finally {
       delete global.location;
     }
+  });
+
+  it("names the conversation in a reconnect's URL, replacing an older hint", () => {
+    expect(hintedUrl("ws://h:1/ws?token=t", "conv_1")).toBe("ws://h:1/ws?token=t&conversation=conv_1");
+    expect(hintedUrl("ws://h:1/ws?conversation=old&token=t", "conv_2")).toBe("ws://h:1/ws?conversation=conv_2&token=t");
+    expect(hintedUrl("ws://h:1/ws?token=t", undefined)).toBe("ws://h:1/ws?token=t");
   });
 });
 
@@ -572,6 +578,18 @@ describe("chatting", () => {
     ]);
   });
 
+  it("follows its run when the server resumes it under a new run id (a restart, another replica)", async () => {
+    const { server, client } = await start();
+    const run = client.send("hi");
+    const mine = (await server.take(MessageType.USER_MESSAGE)).message.id;
+    server.send({ type: MessageType.RUN_STATUS, runId: "run_1", status: "started", messageId: mine });
+    // The replica running it died; the one that took the conversation over resumes it.
+    server.send({ type: MessageType.RUN_STATUS, runId: "run_2", status: "started" });
+    server.send({ type: MessageType.RUN_STATUS, runId: "run_2", status: "finished", reason: "answer", output: "done" });
+    expect(await run.finished).toMatchObject({ runId: "run_2", output: "done" });
+    expect(run.runId).toBe("run_2");
+  });
+
   it("stops the run in progress with ControlStop", async () => {
     const { server, client, events } = await start();
     client.send("long task");
@@ -616,7 +634,9 @@ describe("reconnecting", () => {
     const result = await server.result("r1");
     expect(result).toMatchObject({ success: true, result: { value: "late answer" } });
     expect(server.connections).toBe(2);
-    expect(server.urls.slice(1).every((url) => url.endsWith("?token=secret-token-0123456789"))).toBe(true);
+    // Each reconnect names its conversation: the hint a load balancer hashes on (docs/deployment.md).
+    const again = "ws://test.invalid/ws?token=secret-token-0123456789&conversation=conv_1";
+    expect(server.urls.slice(1)).toEqual([again, again, again]);
     expect(client.conversationId).toBe("conv_1");
     expect(started).toBe(3); // after RegisterToolsResult (-1) and the request (-2), replayed with its id
     const states = events.filter((e) => e.kind === "connection").map((e) => e.kind === "connection" && [e.state, e.attempt]);

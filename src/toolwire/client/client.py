@@ -243,6 +243,8 @@ class Client:
                         if not isinstance(item, RunStarted) or item.message_id not in (None, message_id):
                             continue  # an earlier run, replayed on a resume
                         run_id = item.run_id
+                    elif isinstance(item, RunStarted) and item.message_id is None:
+                        run_id = item.run_id  # this run, resumed by a restarted server or another replica
                     yield item
                     if isinstance(item, RemoteRunFinished):
                         return

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import anyio
 
@@ -185,7 +186,7 @@ class Link:
             ConnectionClosed: The server cannot be reached or refused.
         """
         try:
-            socket = await self._dial()
+            socket = await self._dial(conversation)
             await self._handshake(socket, conversation)
         except _Transient as exc:
             raise ConnectionClosed(str(exc)) from None
@@ -269,14 +270,15 @@ class Link:
 
     # -- internals -------------------------------------------------------------------------------
 
-    async def _dial(self) -> ClientConnection:
+    async def _dial(self, conversation: str | None) -> ClientConnection:
+        """Open a socket to `url`, naming `conversation` in it (`?conversation=`: a load balancer's hint)."""
         from websockets.asyncio.client import connect as open_websocket
         from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
 
         where = self.url.split("?", 1)[0]  # a browser-style ?token= never reaches a log
         try:
             return await open_websocket(
-                self.url,
+                hinted_url(self.url, conversation),
                 additional_headers={"Authorization": f"Bearer {self._token}"},
                 max_size=self.limits.max_frame_bytes,
                 compression=None,
@@ -334,7 +336,7 @@ class Link:
         for attempt in range(1, self.reconnect.attempts + 1):
             await anyio.sleep(self.reconnect.delay(attempt))
             try:
-                socket = await self._dial()
+                socket = await self._dial(self.conversation_id)
                 await self._handshake(socket, self.conversation_id)
             except _Transient as exc:
                 last = exc
@@ -401,3 +403,16 @@ async def _abort(socket: ClientConnection) -> None:
         socket.transport.abort()
         with anyio.move_on_after(1):
             await socket.wait_closed()
+
+
+def hinted_url(url: str, conversation: str | None) -> str:
+    """`url` naming `conversation` in its `conversation` query parameter (unchanged without one).
+
+    A hint a load balancer may hash on, so that a reconnect lands on the replica that holds the
+    conversation (docs/deployment.md); the server reads the conversation from the handshake.
+    """
+    if not conversation:
+        return url
+    parts = urlsplit(url)
+    query = [(key, value) for key, value in parse_qsl(parts.query, keep_blank_values=True) if key != "conversation"]
+    return urlunsplit(parts._replace(query=urlencode([*query, ("conversation", conversation)])))

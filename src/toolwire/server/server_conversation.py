@@ -56,6 +56,7 @@ from ..protocol import (
 )
 from ..protocol.results import answer_json
 from ..store import CallState, LedgerEntry
+from ..telemetry.propagation import trace_meta
 from ..tools import Cancellation
 from .wire_state import WireForm
 
@@ -313,9 +314,9 @@ class ServerConversation:
         finally:
             self._lock.release()
 
-    def post(self, message: MessageBody) -> None:
+    def post(self, message: MessageBody, meta: Mapping[str, Any] | None = None) -> None:
         """Number a message now; `flush()` persists and writes it (in numbering order)."""
-        self._unwritten.append(self.connection.send(message))
+        self._unwritten.append(self.connection.send(message, meta))
 
     async def flush(self, dispatched: Sequence[str] = ()) -> None:
         """Persist the protocol state, then write the frames posted so far, in order.
@@ -343,9 +344,9 @@ class ServerConversation:
         except (Fenced, StoreUnavailable):
             pass
 
-    async def send(self, message: MessageBody) -> None:
+    async def send(self, message: MessageBody, meta: Mapping[str, Any] | None = None) -> None:
         """Number, persist, then write a message (it waits in the outbox without a client)."""
-        self.post(message)
+        self.post(message, meta)
         await self.flush()
 
     async def write_raw(self, frame: bytes | None) -> None:
@@ -407,7 +408,8 @@ class ServerConversation:
                 call_id=request.call_id,
                 description=request.description,
                 mode=request.mode,
-            )
+            ),
+            trace_meta() or None,  # the call's span: the client's execution is its child
         )
         self.dispatched[request.call_id] = request.request_id
         # The ledger's DISPATCHED goes with the outbox that holds the request (see `_Channel`).
@@ -439,7 +441,8 @@ class ServerConversation:
                     arguments=dict(request.call.arguments),
                     description=request.description,
                     allow_always=request.allow_always,
-                )
+                ),
+                trace_meta() or None,
             )
             await event.wait()
         finally:

@@ -681,7 +681,9 @@ export declare class Run implements AsyncIterable<ClientEvent> {
 	/**
 	 * @internal Take an event if it belongs to this run: from the `runStarted` that names its
 	 * message (or names none, from an older server) to its `runFinished` or `runFailed`, or the
-	 * refusal of its message. Events of an earlier run, replayed after a reload, are not its own.
+	 * refusal of its message. Events of an earlier run, replayed after a reload, are not its own. A
+	 * `runStarted` naming no message while it is in progress is its resumption (a restarted server,
+	 * another replica): its end is this run's end.
 	 */
 	offer(event: ClientEvent): void;
 	private push;

@@ -2835,7 +2835,9 @@ var Run = class {
   /**
    * @internal Take an event if it belongs to this run: from the `runStarted` that names its
    * message (or names none, from an older server) to its `runFinished` or `runFailed`, or the
-   * refusal of its message. Events of an earlier run, replayed after a reload, are not its own.
+   * refusal of its message. Events of an earlier run, replayed after a reload, are not its own. A
+   * `runStarted` naming no message while it is in progress is its resumption (a restarted server,
+   * another replica): its end is this run's end.
    */
   offer(event) {
     if (this.outcome !== void 0 || event.kind === "connection" || event.kind === "warning") return;
@@ -2849,7 +2851,11 @@ var Run = class {
       }
       return;
     }
-    if ((event.kind === "runFinished" || event.kind === "runFailed") && event.runId !== this.runId) return;
+    if (event.kind === "runStarted" && event.messageId === void 0) {
+      this.runId = event.runId;
+    } else if ((event.kind === "runFinished" || event.kind === "runFailed") && event.runId !== this.runId) {
+      return;
+    }
     this.push(event);
     if (event.kind === "runFailed") this.fail(new RunFailed(event.message, event.runId));
   }
@@ -3491,6 +3497,12 @@ function socketUrl(url, token) {
   resolved.searchParams.set("token", token);
   return resolved.toString();
 }
+function hintedUrl(url, conversationId) {
+  if (!conversationId) return url;
+  const hinted = new URL(url);
+  hinted.searchParams.set("conversation", conversationId);
+  return hinted.toString();
+}
 function backoff(attempt, options = {}) {
   if (attempt <= 1) return 0;
   const { initialDelayMs = 100, maxDelayMs = 5e3, factor = 2 } = options;
@@ -3807,7 +3819,7 @@ var ToolwireClient = class {
     this.handshake = pending;
     let transport;
     try {
-      transport = await this.dial(this.url, {
+      transport = await this.dial(hintedUrl(this.url, conversationId), {
         frame: (data) => this.received(socket, data),
         closed: (reason) => this.dropped(socket, reason)
       });
