@@ -14,8 +14,9 @@ ToolwireError                        every exception toolwire defines derives fr
 ├── CallCanceled                     raised by `ToolContext.check_cancelled()` once the call was canceled
 ├── ProviderError                    a model provider could not be reached or refused a request
 ├── ClientDisconnected               a client tool's client was gone (`FailFast`)
-├── Fenced                           another replica took a conversation's lease: this one's write was refused
 │   └── ConnectionClosed             toolwire.client: the connection ended for good
+├── Fenced                           another replica took a conversation's lease: this one's write was refused
+├── StoreUnavailable                 a networked store's connection was lost or refused (PostgreSQL restarting)
 ├── RunFailed                        toolwire.client: the server refused the message, or the run failed
 ├── ProtocolError                    toolwire.protocol: a frame refused (answered with an ErrorMessage)
 ├── HistoryConflict                  toolwire.interop.agui: a front end's messages do not fit the thread

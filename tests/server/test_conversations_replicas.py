@@ -57,9 +57,8 @@ async def test_a_conversation_another_replica_serves_is_busy_and_its_own_replica
                 conversation = client.connection.conversation_id
                 assert conversation is not None
                 # B lists it (one database), but A serves it: B does not delete it under A's feet.
-                assert [item["id"] for item in (await at_b.get("/conversations")).json()["conversations"]] == [
-                    conversation
-                ]
+                listed = [item["id"] for item in (await at_b.get("/conversations")).json()["conversations"]]
+                assert conversation in listed  # (the session's cluster holds other tests' conversations too)
                 busy = await at_b.delete(f"/conversations/{conversation}", params={"force": "true"})
                 assert (busy.status_code, busy.json()["code"]) == (409, "busy")
                 assert "another replica" in busy.json()["error"]
