@@ -187,15 +187,21 @@ export class Requests {
   }
 
   /** `run()` inside the client's `traceExecution`, if any; a hook that throws is warned about and bypassed. */
-  private async traced(request: ToolUseRequest, parent: TraceParent | undefined, run: () => Promise<ToolUseResult>): Promise<ToolUseResult> {
+  private async traced(
+    request: ToolUseRequest,
+    parent: TraceParent | undefined,
+    run: () => Promise<ToolUseResult>,
+  ): Promise<ToolUseResult> {
     const hook = this.io.traceExecution;
     if (hook === undefined) return run();
     let running: Promise<ToolUseResult> | undefined;
     const once = () => (running ??= run()); // the handler runs once, whatever the hook does
+    const { toolName, callId, id } = request;
     try {
-      return await hook({ toolName: request.toolName, callId: request.callId ?? request.id, requestId: request.id, ...parent }, once);
+      return await hook({ toolName, callId: callId ?? id, requestId: id, ...parent }, once);
     } catch (error) {
-      this.io.emit({ kind: "warning", message: `traceExecution failed for '${request.toolName}': ${(error as Error)?.message ?? String(error)}` });
+      const message = error instanceof Error ? error.message : String(error);
+      this.io.emit({ kind: "warning", message: `traceExecution failed for '${toolName}': ${message}` });
       return once();
     }
   }

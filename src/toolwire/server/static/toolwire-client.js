@@ -3482,10 +3482,12 @@ var Requests = class {
     if (hook === void 0) return run();
     let running;
     const once = () => running ??= run();
+    const { toolName, callId, id } = request;
     try {
-      return await hook({ toolName: request.toolName, callId: request.callId ?? request.id, requestId: request.id, ...parent }, once);
+      return await hook({ toolName, callId: callId ?? id, requestId: id, ...parent }, once);
     } catch (error) {
-      this.io.emit({ kind: "warning", message: `traceExecution failed for '${request.toolName}': ${error?.message ?? String(error)}` });
+      const message = error instanceof Error ? error.message : String(error);
+      this.io.emit({ kind: "warning", message: `traceExecution failed for '${toolName}': ${message}` });
       return once();
     }
   }
