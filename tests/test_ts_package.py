@@ -182,4 +182,8 @@ def test_an_application_type_checks_against_the_installed_declarations(tarball: 
     options = {"target": "ES2022", "module": "NodeNext", "moduleResolution": "NodeNext", "strict": True, "noEmit": True}
     config = {"compilerOptions": {**options, "lib": ["ES2022", "DOM"], "types": []}, "files": ["main.ts"]}
     (tmp_path / "tsconfig.json").write_text(json.dumps(config))
-    _run(tmp_path, shutil.which("node") or "node", "node_modules/typescript/bin/tsc", "-p", ".")
+    node = shutil.which("node") or "node"
+    _run(tmp_path, node, "node_modules/typescript/bin/tsc", "-p", ".")
+    # The otel entry loads, with the API it imports from the application's node_modules.
+    loads = "import { openTelemetryTracing } from '@toolwire/client/otel'; console.log(typeof openTelemetryTracing());"
+    assert _run(tmp_path, node, "--input-type=module", "-e", loads) == "function\n"
