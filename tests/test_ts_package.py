@@ -1,8 +1,10 @@
 """The TypeScript client's npm tarball works once installed: in a fresh folder, against a live server.
 
 `npm pack` in web/ (as `make dist` runs it) puts the shipped bundle, its source map and its type
-declarations in the tarball (web/pack.mjs, the `prepack` script); the package has no
-dependencies (@msgpack/msgpack is inlined), so `npm install --offline <tarball>` works anywhere.
+declarations in the tarball (web/pack.mjs, the `prepack` script), and the same three of the
+`@toolwire/client/otel` entry; the package has no dependencies (@msgpack/msgpack is inlined;
+`@opentelemetry/api`, which only the otel entry imports, is an optional peer dependency), so
+`npm install --offline <tarball>` works anywhere.
 A script in that folder imports the client by its package name, the way an application does,
 and does one turn with `toolwire serve`, its client tool included. Node 20 has a global
 `WebSocket` behind `--experimental-websocket` (22 has it on by default), so no `ws` is needed.
@@ -79,24 +81,34 @@ def test_the_tarball_holds_the_module_its_types_and_an_exports_map(tarball: Path
     with tarfile.open(tarball) as archive:
         names = sorted(archive.getnames())
         manifest = archive.extractfile("package/package.json")
-        source_map = archive.extractfile("package/dist/toolwire-client.js.map")
-        assert manifest is not None and source_map is not None
+        maps = {
+            name: archive.extractfile(f"package/dist/{name}")
+            for name in ("toolwire-client.js.map", "toolwire-otel.js.map")
+        }
+        assert manifest is not None and all(found is not None for found in maps.values())
         package = json.load(manifest)
-        sources: list[str] = json.load(source_map)["sources"]
+        sources = {name: json.load(found)["sources"] for name, found in maps.items() if found is not None}
     assert names == [
         "package/README.md",
         "package/dist/toolwire-client.d.ts",
         "package/dist/toolwire-client.js",
         "package/dist/toolwire-client.js.map",
+        "package/dist/toolwire-otel.d.ts",
+        "package/dist/toolwire-otel.js",
+        "package/dist/toolwire-otel.js.map",
         "package/package.json",
     ]
     assert package["exports"]["."] == {"types": "./dist/toolwire-client.d.ts", "import": "./dist/toolwire-client.js"}
+    assert package["exports"]["./otel"] == {"types": "./dist/toolwire-otel.d.ts", "import": "./dist/toolwire-otel.js"}
     assert package["types"] == "./dist/toolwire-client.d.ts"
     assert "dependencies" not in package
+    assert package["peerDependenciesMeta"] == {"@opentelemetry/api": {"optional": True}}
+    assert "@opentelemetry/api" in package["peerDependencies"]
     # Relative to dist/, as if the package were web/ (the contents are in the map).
-    assert "../src/client.ts" in sources and all(
-        source.startswith(("../src/", "../node_modules/")) for source in sources
-    )
+    assert "../src/client.ts" in sources["toolwire-client.js.map"]
+    assert "../src/otel.ts" in sources["toolwire-otel.js.map"]
+    for listed in sources.values():
+        assert all(source.startswith(("../src/", "../node_modules/")) for source in listed)
 
 
 def test_packing_refuses_a_bundle_older_than_its_sources(tmp_path: Path) -> None:
@@ -134,10 +146,13 @@ def test_the_installed_tarball_connects_to_a_live_server(tarball: Path, tmp_path
 
 CONSUMER = """
 import { connect, type ToolwireClient } from "@toolwire/client";
+import { openTelemetryTracing } from "@toolwire/client/otel";
+import { trace } from "@opentelemetry/api";
 
 const client: ToolwireClient = await connect("ws://127.0.0.1:8765/ws", {
   token: "t",
   handlers: { OpenFile: ({ path }) => `opened ${String(path)}` },
+  traceExecution: openTelemetryTracing({ tracer: trace.getTracer("app") }),
 });
 const answer: string = await client.ask("hi");
 console.log(answer);
@@ -147,8 +162,9 @@ await connect("ws://127.0.0.1:8765/ws", {});
 
 
 def test_an_application_type_checks_against_the_installed_declarations(tarball: Path, tmp_path: Path) -> None:
-    # TypeScript itself at the version web/ pins (already the client's dev dependency, so in npm's cache).
-    typescript = json.loads((ROOT / "web" / "package.json").read_text())["devDependencies"]["typescript"]
+    # TypeScript and the OpenTelemetry API (the otel entry's optional peer) at the versions web/ pins
+    # (already the client's dev dependencies, so in npm's cache).
+    pinned = json.loads((ROOT / "web" / "package.json").read_text())["devDependencies"]
     (tmp_path / "package.json").write_text(json.dumps({"name": "app", "private": True, "type": "module"}))
     npm = shutil.which("npm") or "npm"
     _run(
@@ -159,10 +175,15 @@ def test_an_application_type_checks_against_the_installed_declarations(tarball: 
         "--no-audit",
         "--no-fund",
         str(tarball),
-        f"typescript@{typescript}",
+        f"typescript@{pinned['typescript']}",
+        f"@opentelemetry/api@{pinned['@opentelemetry/api']}",
     )
     (tmp_path / "main.ts").write_text(CONSUMER)
     options = {"target": "ES2022", "module": "NodeNext", "moduleResolution": "NodeNext", "strict": True, "noEmit": True}
     config = {"compilerOptions": {**options, "lib": ["ES2022", "DOM"], "types": []}, "files": ["main.ts"]}
     (tmp_path / "tsconfig.json").write_text(json.dumps(config))
-    _run(tmp_path, shutil.which("node") or "node", "node_modules/typescript/bin/tsc", "-p", ".")
+    node = shutil.which("node") or "node"
+    _run(tmp_path, node, "node_modules/typescript/bin/tsc", "-p", ".")
+    # The otel entry loads, with the API it imports from the application's node_modules.
+    loads = "import { openTelemetryTracing } from '@toolwire/client/otel'; console.log(typeof openTelemetryTracing());"
+    assert _run(tmp_path, node, "--input-type=module", "-e", loads) == "function\n"

@@ -5,6 +5,9 @@
 //   toolwire-client.js.map      its source map (sources relative to this directory)
 //   toolwire-client.d.ts        its types, one file (dts-bundle-generator, which also type-checks
 //                               src/ with tsconfig.lib.json: browser types only, no node)
+//   toolwire-otel.js, .js.map,  the `@toolwire/client/otel` entry (src/otel.ts): the OpenTelemetry
+//   toolwire-otel.d.ts          `traceExecution` hook, importing `@opentelemetry/api` (an optional
+//                               peer dependency, left external), so the library above never holds it
 //   index.html, page.css        the chat page served at `/` (copied from page/)
 //   page.js, page.js.map        its script (page/*.ts, type-checked with tsconfig.page.json: browser
 //                               types only), importing the library from ./toolwire-client.js
@@ -28,6 +31,9 @@ import ts from "typescript";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SHIPPED = resolve(HERE, "../src/toolwire/server/static");
 const NAME = "toolwire-client";
+const OTEL = "toolwire-otel";
+/** Imported by the otel entry, never bundled: the application's copy (its global registry) is the one to use. */
+const OTEL_API = "@opentelemetry/api";
 const INPUTS = [
   "build.mjs",
   "package.json",
@@ -114,26 +120,35 @@ async function main() {
   const out = option("--out", SHIPPED);
   // Build as if into the shipped directory, whatever `out` is, so that the source map's paths
   // (relative to the output) are the same bytes everywhere.
-  const result = await build({
-    absWorkingDir: HERE,
-    entryPoints: ["src/index.ts"],
-    outfile: join(SHIPPED, `${NAME}.js`),
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    sourcemap: "linked",
-    sourcesContent: true,
-    legalComments: "inline",
-    charset: "utf8",
-    write: false,
-    logLevel: "warning",
-  });
-  const types = generateDtsBundle([{ filePath: join(HERE, "src/index.ts"), output: { noBanner: true } }], {
-    preferredConfigPath: join(HERE, "tsconfig.lib.json"),
-  })[0];
-  const outputs = new Map(result.outputFiles.map((file) => [relative(SHIPPED, file.path), file.contents]));
+  const library = (entry, name, external = []) =>
+    build({
+      absWorkingDir: HERE,
+      entryPoints: [entry],
+      outfile: join(SHIPPED, `${name}.js`),
+      bundle: true,
+      format: "esm",
+      platform: "browser",
+      target: "es2022",
+      sourcemap: "linked",
+      sourcesContent: true,
+      legalComments: "inline",
+      charset: "utf8",
+      write: false,
+      logLevel: "warning",
+      external,
+    });
+  const results = [await library("src/index.ts", NAME), await library("src/otel.ts", OTEL, [OTEL_API])];
+  const [types, otelTypes] = generateDtsBundle(
+    [
+      { filePath: join(HERE, "src/index.ts"), output: { noBanner: true } },
+      // Only its own names: the core types it mentions are the library's to export.
+      { filePath: join(HERE, "src/otel.ts"), output: { noBanner: true, exportReferencedTypes: false } },
+    ],
+    { preferredConfigPath: join(HERE, "tsconfig.lib.json") },
+  );
+  const outputs = new Map(results.flatMap((result) => result.outputFiles).map((file) => [relative(SHIPPED, file.path), file.contents]));
   outputs.set(`${NAME}.d.ts`, new TextEncoder().encode(types));
+  outputs.set(`${OTEL}.d.ts`, new TextEncoder().encode(otelTypes));
   for (const [name, contents] of await buildPage()) outputs.set(name, contents);
   mkdirSync(out, { recursive: true });
   let manifest = sourcesManifest();

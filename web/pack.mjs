@@ -1,6 +1,8 @@
 // `npm pack` runs this first (the `prepack` script): it puts the built client into dist/, the files
 // package.json's `exports` names: toolwire-client.js (one ES module, @msgpack/msgpack inlined, so
-// the package has no dependencies), its source map and toolwire-client.d.ts (its types, one file).
+// the package has no dependencies), its source map and toolwire-client.d.ts (its types, one file),
+// and the same three of the `./otel` entry, toolwire-otel.* (it imports `@opentelemetry/api`, an
+// optional peer dependency).
 //
 // They are copied from the bundle shipped in ../src/toolwire/server/static/ (what `npm run build`
 // writes, and what tests/test_web_bundle.py proves is the build of this folder), so packing needs
@@ -14,8 +16,15 @@ import { fileURLToPath } from "node:url";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SHIPPED = resolve(HERE, "../src/toolwire/server/static");
 const OUT = join(HERE, "dist");
-const FILES = ["toolwire-client.js", "toolwire-client.js.map", "toolwire-client.d.ts"];
-const MAP = "toolwire-client.js.map";
+const FILES = [
+  "toolwire-client.js",
+  "toolwire-client.js.map",
+  "toolwire-client.d.ts",
+  "toolwire-otel.js",
+  "toolwire-otel.js.map",
+  "toolwire-otel.d.ts",
+];
+const MAPS = FILES.filter((name) => name.endsWith(".map"));
 
 const sha256 = (path) => createHash("sha256").update(readFileSync(path)).digest("hex");
 
@@ -34,9 +43,11 @@ if (stale.length > 0) {
 rmSync(OUT, { recursive: true, force: true });
 mkdirSync(OUT);
 for (const name of FILES) copyFileSync(join(SHIPPED, name), join(OUT, name));
-// The map names its sources relative to the shipped directory; in the package, relative to dist/
+// A map names its sources relative to the shipped directory; in the package, relative to dist/
 // as if the package were this folder (`../src/client.ts`). Their contents are in the map.
-const map = JSON.parse(readFileSync(join(SHIPPED, MAP), "utf8"));
-map.sources = map.sources.map((source) => relative(OUT, resolve(SHIPPED, source)).split("\\").join("/"));
-writeFileSync(join(OUT, MAP), JSON.stringify(map));
+for (const name of MAPS) {
+  const map = JSON.parse(readFileSync(join(SHIPPED, name), "utf8"));
+  map.sources = map.sources.map((source) => relative(OUT, resolve(SHIPPED, source)).split("\\").join("/"));
+  writeFileSync(join(OUT, name), JSON.stringify(map));
+}
 console.log(`packing ${FILES.map((name) => `dist/${name}`).join(", ")}`);

@@ -29,6 +29,7 @@ import { outcomeOf } from "./results.js";
 import { sequencingFromJSON, sequencingToJSON } from "./sequencing.js";
 import { type ClientState, readState, type StateStore } from "./state.js";
 import { ExecutionLedger, Handlers, type ToolHandler, type ToolHandlerSpec, toWire } from "./tools.js";
+import type { TraceExecution } from "./tracing.js";
 import {
   backoff,
   type Dialer,
@@ -86,6 +87,13 @@ export interface ConnectOptions {
    * and only an answer that was not streamed arrives as an `assistantMessage`.
    */
   wholeAnswers?: boolean;
+  /**
+   * Wraps each execution of a client tool handler, told the tool, the call and the server's call
+   * span when the request's envelope named it (`messaging.trace_id` / `messaging.span_id` in its
+   * `meta`): record the execution as that span's child. `openTelemetryTracing()` from
+   * `@toolwire/client/otel` makes one with OpenTelemetry; without it nothing is traced.
+   */
+  traceExecution?: TraceExecution;
 }
 
 /** Options of `register()`. */
@@ -178,6 +186,7 @@ export class ToolwireClient {
       emit: (event) => this.emit(event),
       onConsent: options.onConsent,
       signal: this.closed.signal,
+      traceExecution: options.traceExecution,
     });
     this.connection = new Connection("client", { limits: this.limits });
     this.requested = options.conversationId;
@@ -502,7 +511,7 @@ export class ToolwireClient {
           remember(this.mirrored, message.id, message.toolName);
           this.emit({ kind: "serverToolCall", request: message });
         } else {
-          this.requests.tool(message); // "client", and "either" (it came to us: run it here)
+          this.requests.tool(message, envelope.meta); // "client", and "either" (it came to us: run it here)
         }
         return;
       case MessageType.TOOL_USE_RESULT: {

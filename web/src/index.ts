@@ -22,6 +22,7 @@
  * | `tools` | `Handlers` (a request → its ToolUseResult), `ExecutionLedger`, `ToolResponse` |
  * | `requests` | `Requests`: each tool call and consent prompt answered once, across reloads |
  * | `consent` | consent handlers and their answers |
+ * | `tracing` | `TraceExecution` (the `traceExecution` hook), `traceParent()`: the server's span named in an envelope's `meta` |
  * | `events` | `ClientEvent` (what `onEvent` gets), `Run` |
  * | `state` | `ClientState` (JSON, for `localStorage`), `webStorage()` |
  * | `transport` | `webSocketDialer()`, `memoryPair()` / `memoryDialer()` for tests, `socketUrl()`, `backoff()`, `refusal()` |
@@ -125,6 +126,7 @@ export {
   timeoutFailure,
 } from "./results.js";
 export { type ClientState, type StateStore, type StorageLike, webStorage } from "./state.js";
+export { SPAN_ID, type TracedExecution, type TraceExecution, TRACE_ID, type TraceParent, traceParent } from "./tracing.js";
 export {
   argumentProblems,
   type Execution as LedgerEntry,

@@ -19,6 +19,10 @@
  * (reading twice is harmless) and any other is answered `execution_error`, as whether it took
  * effect is unknown: a tool that may have written is never run twice.
  *
+ * Each execution runs inside `traceExecution` when the client has one, told the server's call
+ * span that the request's envelope named (`traceParent`); an execution resumed after a reload has
+ * no envelope, so no parent.
+ *
  * @module
  */
 
@@ -29,6 +33,8 @@ import type { ConsentAnswer, ConsentRequest, Message, ToolUseCancel, ToolUseRequ
 import { type ClientState, packMessage, type RestoredState } from "./state.js";
 import { failure } from "./results.js";
 import { type ExecutionLedger, type Handlers, settled } from "./tools.js";
+import { type TraceExecution, type TraceParent, traceParent } from "./tracing.js";
+import type { WireMap } from "./wire.js";
 
 const MAX_REMEMBERED = 1_000;
 
@@ -43,6 +49,8 @@ export interface RequestsIO {
   onConsent: ConsentHandler | undefined;
   /** Aborted when the client closes: handlers are canceled and nothing more is answered. */
   signal: AbortSignal;
+  /** Wraps each handler's execution (`ConnectOptions.traceExecution`). */
+  traceExecution?: TraceExecution | undefined;
 }
 
 export class Requests {
@@ -57,18 +65,23 @@ export class Requests {
     private readonly io: RequestsIO,
   ) {}
 
-  /** A ToolUseRequest to run here (`execution` "client" or "either"). */
-  tool(request: ToolUseRequest): void {
+  /**
+   * A ToolUseRequest to run here (`execution` "client" or "either").
+   *
+   * @param meta its envelope's, which may name the server's call span (`traceParent`).
+   */
+  tool(request: ToolUseRequest, meta: WireMap = {}): void {
     const entry = this.ledger.get(request.id);
     if (entry?.withdrawn !== undefined) return; // the server settled it: it takes no result
+    const parent = traceParent(meta);
     if (entry === undefined) {
       this.ledger.start(request);
-      void this.execute(request);
+      void this.execute(request, parent);
     } else if (entry.result !== undefined) {
       this.io.post(entry.result);
       this.io.emit({ kind: "clientToolCall", request, result: entry.result, durationMs: 0, replayed: true });
     } else if (!this.running.has(request.id)) {
-      this.interrupted(entry.request);
+      this.interrupted(entry.request, parent);
     }
   }
 
@@ -149,28 +162,48 @@ export class Requests {
     for (const entry of state.consents) this.consents.set(entry.request.id, entry);
   }
 
-  private interrupted(request: ToolUseRequest): void {
+  private interrupted(request: ToolUseRequest, parent?: TraceParent): void {
     if (request.mode === "read") {
-      void this.execute(request);
+      void this.execute(request, parent);
       return;
     }
     const message = `the client was reloaded while '${request.toolName}' ran; whether it took effect is unknown`;
     this.answer(request, failure(request.id, "execution_error", message), 0);
   }
 
-  private async execute(request: ToolUseRequest): Promise<void> {
+  private async execute(request: ToolUseRequest, parent: TraceParent | undefined): Promise<void> {
     const controller = new AbortController(); // aborted by a withdrawal, or when the client closes
     const closed = () => controller.abort(this.io.signal.reason);
     this.io.signal.addEventListener("abort", closed);
     this.running.set(request.id, controller);
     this.io.emit({ kind: "clientToolStarted", request });
     const started = performance.now();
-    const result = await this.handlers.run(request, controller.signal);
+    const result = await this.traced(request, parent, () => this.handlers.run(request, controller.signal));
     this.running.delete(request.id);
     this.io.signal.removeEventListener("abort", closed);
     if (this.io.signal.aborted) return; // closed: the request stays open in the saved state
     if (this.ledger.get(request.id)?.withdrawn !== undefined) return; // settled without it: send nothing
     this.answer(request, result, performance.now() - started);
+  }
+
+  /** `run()` inside the client's `traceExecution`, if any; a hook that throws is warned about and bypassed. */
+  private async traced(
+    request: ToolUseRequest,
+    parent: TraceParent | undefined,
+    run: () => Promise<ToolUseResult>,
+  ): Promise<ToolUseResult> {
+    const hook = this.io.traceExecution;
+    if (hook === undefined) return run();
+    let running: Promise<ToolUseResult> | undefined;
+    const once = () => (running ??= run()); // the handler runs once, whatever the hook does
+    const { toolName, callId, id } = request;
+    try {
+      return await hook({ toolName, callId: callId ?? id, requestId: id, ...parent }, once);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.io.emit({ kind: "warning", message: `traceExecution failed for '${toolName}': ${message}` });
+      return once();
+    }
   }
 
   private answer(request: ToolUseRequest, result: ToolUseResult, durationMs: number): void {

@@ -7,7 +7,7 @@ import { ConnectionClosed, ErrorCode } from "../src/errors.js";
 import type { Configuration, Envelope, Message } from "../src/messages.js";
 import type { Sequencing } from "../src/sequencing.js";
 import { type Dialer, type MemoryEnd, memoryDialer } from "../src/transport.js";
-import { MessageType } from "../src/wire.js";
+import { MessageType, type WireMap } from "../src/wire.js";
 import { until } from "./support.js";
 
 interface Live {
@@ -60,17 +60,21 @@ export class FakeServer {
     return this.conversation;
   }
 
-  /** Send a message in the conversation; while no client is connected it waits in the outbox. */
-  send(message: Message): number {
+  /**
+   * Send a message in the conversation; while no client is connected it waits in the outbox.
+   *
+   * @param meta the envelope's (e.g. `messaging.trace_id` and `messaging.span_id`).
+   */
+  send(message: Message, meta: WireMap = {}): number {
     const live = this.live;
     if (live !== undefined) {
-      const frame = live.connection.send(message);
+      const frame = live.connection.send(message, meta);
       this.save(live.connection);
       live.end.send(frame);
       return live.connection.lastStanza;
     }
     const detached = Connection.resume(this.states.get(this.conversation)!);
-    detached.send(message);
+    detached.send(message, meta);
     this.save(detached);
     return detached.lastStanza;
   }

@@ -912,6 +912,38 @@ export interface RestoredState {
 		answer?: ConsentAnswer;
 	}[];
 }
+/** The envelope's `meta` field naming the trace of the span that sent it. */
+export declare const TRACE_ID = "messaging.trace_id";
+/** The envelope's `meta` field naming the span that sent it. */
+export declare const SPAN_ID = "messaging.span_id";
+/** A W3C parent: the server's span, as the envelope's `meta` named it. */
+export interface TraceParent {
+	/** 32 lowercase hex digits, not all zero. */
+	traceId: string;
+	/** 16 lowercase hex digits, not all zero. */
+	spanId: string;
+}
+/** One execution of a client tool, as `traceExecution` is told of it. */
+export interface TracedExecution {
+	toolName: string;
+	/** The model's call id (the request's `callId`, else its id): the `gen_ai.tool.call.id`. */
+	callId: string;
+	/** The ToolUseRequest's id. */
+	requestId: string;
+	/** The server's call span, when the request's envelope named a valid one (else absent). */
+	traceId?: string;
+	spanId?: string;
+}
+/**
+ * Wraps each execution of a client tool handler, e.g. in a span (`@toolwire/client/otel`).
+ *
+ * Call `run()` once and return its answer (it never rejects: a handler's failure is a failed
+ * ToolUseResult). Should the hook throw, the client warns (a `warning` event) and answers anyway,
+ * running the handler if the hook had not.
+ */
+export type TraceExecution = (execution: TracedExecution, run: () => Promise<ToolUseResult>) => Promise<ToolUseResult>;
+/** The parent an envelope's `meta` names; undefined when absent or malformed (not lowercase hex of the right length, or all zeros). */
+export declare function traceParent(meta: WireMap): TraceParent | undefined;
 /** How a client reconnects after its connection drops: at once, then after growing waits (with jitter). */
 export interface ReconnectOptions {
 	/** Attempts before giving up with `ConnectionClosed` (8: about 10 s; `Infinity` never gives up). */
@@ -1058,6 +1090,13 @@ export interface ConnectOptions {
 	 * and only an answer that was not streamed arrives as an `assistantMessage`.
 	 */
 	wholeAnswers?: boolean;
+	/**
+	 * Wraps each execution of a client tool handler, told the tool, the call and the server's call
+	 * span when the request's envelope named it (`messaging.trace_id` / `messaging.span_id` in its
+	 * `meta`): record the execution as that span's child. `openTelemetryTracing()` from
+	 * `@toolwire/client/otel` makes one with OpenTelemetry; without it nothing is traced.
+	 */
+	traceExecution?: TraceExecution;
 }
 /** Options of `register()`. */
 export interface RegisterOptions {
@@ -1291,6 +1330,8 @@ export interface RequestsIO {
 	onConsent: ConsentHandler | undefined;
 	/** Aborted when the client closes: handlers are canceled and nothing more is answered. */
 	signal: AbortSignal;
+	/** Wraps each handler's execution (`ConnectOptions.traceExecution`). */
+	traceExecution?: TraceExecution | undefined;
 }
 export declare class Requests {
 	private readonly handlers;
@@ -1301,8 +1342,12 @@ export declare class Requests {
 	/** Request id → the controller of its running handler (a withdrawal aborts it). */
 	private readonly running;
 	constructor(handlers: Handlers, ledger: ExecutionLedger, io: RequestsIO);
-	/** A ToolUseRequest to run here (`execution` "client" or "either"). */
-	tool(request: ToolUseRequest): void;
+	/**
+	 * A ToolUseRequest to run here (`execution` "client" or "either").
+	 *
+	 * @param meta its envelope's, which may name the server's call span (`traceParent`).
+	 */
+	tool(request: ToolUseRequest, meta?: WireMap): void;
 	/** A ToolUseCancel: the server settled the call without this client's result. */
 	withdraw(cancel: ToolUseCancel): void;
 	/**
@@ -1322,6 +1367,8 @@ export declare class Requests {
 	restore(state: RestoredState): void;
 	private interrupted;
 	private execute;
+	/** `run()` inside the client's `traceExecution`, if any; a hook that throws is warned about and bypassed. */
+	private traced;
 	private answer;
 	private ask;
 	private forgetOldConsents;

@@ -3341,6 +3341,20 @@ var ExecutionLedger = class {
   }
 };
 
+// src/tracing.ts
+var TRACE_ID = "messaging.trace_id";
+var SPAN_ID = "messaging.span_id";
+var TRACE = /^[0-9a-f]{32}$/;
+var SPAN = /^[0-9a-f]{16}$/;
+var ZEROS = /^0+$/;
+function traceParent(meta) {
+  const traceId = meta[TRACE_ID];
+  const spanId = meta[SPAN_ID];
+  if (typeof traceId !== "string" || typeof spanId !== "string") return void 0;
+  if (!TRACE.test(traceId) || !SPAN.test(spanId) || ZEROS.test(traceId) || ZEROS.test(spanId)) return void 0;
+  return { traceId, spanId };
+}
+
 // src/requests.ts
 var MAX_REMEMBERED = 1e3;
 var Requests = class {
@@ -3356,18 +3370,23 @@ var Requests = class {
   asking = /* @__PURE__ */ new Set();
   /** Request id → the controller of its running handler (a withdrawal aborts it). */
   running = /* @__PURE__ */ new Map();
-  /** A ToolUseRequest to run here (`execution` "client" or "either"). */
-  tool(request) {
+  /**
+   * A ToolUseRequest to run here (`execution` "client" or "either").
+   *
+   * @param meta its envelope's, which may name the server's call span (`traceParent`).
+   */
+  tool(request, meta = {}) {
     const entry = this.ledger.get(request.id);
     if (entry?.withdrawn !== void 0) return;
+    const parent = traceParent(meta);
     if (entry === void 0) {
       this.ledger.start(request);
-      void this.execute(request);
+      void this.execute(request, parent);
     } else if (entry.result !== void 0) {
       this.io.post(entry.result);
       this.io.emit({ kind: "clientToolCall", request, result: entry.result, durationMs: 0, replayed: true });
     } else if (!this.running.has(request.id)) {
-      this.interrupted(entry.request);
+      this.interrupted(entry.request, parent);
     }
   }
   /** A ToolUseCancel: the server settled the call without this client's result. */
@@ -3441,27 +3460,42 @@ var Requests = class {
     for (const entry of state.ledger) this.ledger.restore(entry);
     for (const entry of state.consents) this.consents.set(entry.request.id, entry);
   }
-  interrupted(request) {
+  interrupted(request, parent) {
     if (request.mode === "read") {
-      void this.execute(request);
+      void this.execute(request, parent);
       return;
     }
     const message = `the client was reloaded while '${request.toolName}' ran; whether it took effect is unknown`;
     this.answer(request, failure(request.id, "execution_error", message), 0);
   }
-  async execute(request) {
+  async execute(request, parent) {
     const controller = new AbortController();
     const closed = () => controller.abort(this.io.signal.reason);
     this.io.signal.addEventListener("abort", closed);
     this.running.set(request.id, controller);
     this.io.emit({ kind: "clientToolStarted", request });
     const started = performance.now();
-    const result = await this.handlers.run(request, controller.signal);
+    const result = await this.traced(request, parent, () => this.handlers.run(request, controller.signal));
     this.running.delete(request.id);
     this.io.signal.removeEventListener("abort", closed);
     if (this.io.signal.aborted) return;
     if (this.ledger.get(request.id)?.withdrawn !== void 0) return;
     this.answer(request, result, performance.now() - started);
+  }
+  /** `run()` inside the client's `traceExecution`, if any; a hook that throws is warned about and bypassed. */
+  async traced(request, parent, run) {
+    const hook = this.io.traceExecution;
+    if (hook === void 0) return run();
+    let running;
+    const once = () => running ??= run();
+    const { toolName, callId, id } = request;
+    try {
+      return await hook({ toolName, callId: callId ?? id, requestId: id, ...parent }, once);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.io.emit({ kind: "warning", message: `traceExecution failed for '${toolName}': ${message}` });
+      return once();
+    }
   }
   answer(request, result, durationMs) {
     const entry = this.ledger.get(request.id) ?? this.ledger.start(request);
@@ -3697,7 +3731,8 @@ var ToolwireClient = class {
       },
       emit: (event) => this.emit(event),
       onConsent: options.onConsent,
-      signal: this.closed.signal
+      signal: this.closed.signal,
+      traceExecution: options.traceExecution
     });
     this.connection = new Connection("client", { limits: this.limits });
     this.requested = options.conversationId;
@@ -3997,7 +4032,7 @@ var ToolwireClient = class {
           remember(this.mirrored, message.id, message.toolName);
           this.emit({ kind: "serverToolCall", request: message });
         } else {
-          this.requests.tool(message);
+          this.requests.tool(message, envelope2.meta);
         }
         return;
       case MessageType.TOOL_USE_RESULT: {
@@ -4106,7 +4141,9 @@ export {
   ResultType,
   Run,
   RunFailed,
+  SPAN_ID,
   Severity,
+  TRACE_ID,
   ToolError,
   ToolResponse,
   ToolwireClient,
@@ -4145,6 +4182,7 @@ export {
   toBase64,
   toBody,
   toWire,
+  traceParent,
   unpackValue,
   webSocketDialer,
   webStorage
