@@ -11,6 +11,7 @@ turn until the test releases it (`_hold`).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from pathlib import Path
@@ -84,6 +85,11 @@ STALE_AFTER = sum(min(DISCONNECTION.max_delay, DISCONNECTION.initial_delay * 2**
 
 
 def make_agent(store: Store) -> Agent:
+    # What a replica does with its conversations (takeovers, hand-offs), timed, for a failure's report.
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s.%(msecs)03d %(name)s %(message)s", "%H:%M:%S"))
+    logging.getLogger("toolwire").addHandler(handler)
+    logging.getLogger("toolwire").setLevel(logging.INFO)
     config = ClientToolsConfig(
         invoke_timeout=60,
         disconnection=DISCONNECTION,

@@ -244,10 +244,18 @@ class Haproxy:
         with self.log.open("wb") as log:
             self.process = subprocess.Popen([self._binary, "-db", "-f", str(self.config)], stdout=log, stderr=log)
         give_up = time.monotonic() + 10
-        while not self.admin_socket.exists() or not self._accepts():
+        while not self.admin_socket.exists() or not self._accepts() or not self._answers():
             assert self.process.poll() is None, "haproxy ended:\n" + self.log.read_text(errors="replace")
             assert time.monotonic() < give_up, "haproxy did not start:\n" + self.log.read_text(errors="replace")
             time.sleep(0.02)
+
+    def _answers(self) -> bool:
+        """Whether the stats socket takes commands yet (it exists a moment before it listens)."""
+        try:
+            self.admin("show info")
+        except OSError:
+            return False
+        return True
 
     def _accepts(self) -> bool:
         try:

@@ -93,7 +93,7 @@ async def test_the_typescript_client_reconnects_to_another_replica_when_its_own_
         raise AssertionError(f"stuck {step}:\n" + "".join(client.printed) + cluster.report()) from None
     finally:
         client.end()
-    assert finished["answers"] == ["done ts-0", "done ts-1"], "".join(client.printed)
+    assert finished["answers"] == ["done ts-0", "done ts-1"], "".join(client.printed) + cluster.report()
     assert finished["executions"][held] == 1
     assert set(finished["executions"].values()) == {1}  # each request ran once
     assert lease_owner(cluster, conversation) != owner  # another replica finished it

@@ -29,7 +29,8 @@ const JOBS = {
   ],
 };
 
-const say = (value) => console.log(JSON.stringify(value));
+const started = Date.now();
+const say = (value) => console.log(JSON.stringify({ ...value, ms: Date.now() - started }));
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const executions = {};
 let held = false;
@@ -51,6 +52,10 @@ const client = await connect(url, {
   expandedContainers: ["Jobs"],
   handlers: { Work: work },
   reconnect: { initialDelayMs: 50, maxDelayMs: 1000 },
+  // A reconnect that haproxy holds (sent, by the conversation's hash, to the replica just killed)
+  // is given up sooner than the default 10 s: the harness's replicas wait for a client that left
+  // only ≈ 3.6 s (cluster_app.DISCONNECTION) before its call fails.
+  handshakeTimeoutMs: 2_000,
   onEvent: (event) => {
     if (process.env.TS_CLIENT_DEBUG || event.kind === "connection" || event.kind === "error") say({ event });
   },

@@ -316,32 +316,34 @@ export class ToolwireClient {
     const handshake = new Promise<void>((resolve, reject) => {
       pending = { resolve, reject, transport: undefined };
     });
-    handshake.catch(() => {}); // rejected while dialing (a close), it is not awaited yet
+    handshake.catch(() => {}); // rejected while dialing (a close, the deadline), it is not awaited yet
     this.handshake = pending;
-    let transport: Transport;
-    try {
-      transport = await this.dial(hintedUrl(this.url, conversationId), {
-        frame: (data) => this.received(socket, data),
-        closed: (reason) => this.dropped(socket, reason),
-      });
-    } catch (error) {
-      if (this.handshake === pending) this.handshake = undefined;
-      if (error instanceof ConnectionClosed) throw error; // refused for good (the token): retrying cannot help
-      throw new Transient(error instanceof Error ? error.message : String(error));
-    }
-    if (socket !== this.socket) {
-      transport.close(); // closed while dialing
-      throw new ConnectionClosed("the client was closed");
-    }
-    pending.transport = transport;
+    // The deadline covers the dial too: a proxy may hold an upgrade that neither opens nor fails.
     const timer = setTimeout(() => {
       if (this.handshake !== pending) return;
       pending.reject(new Transient("the server did not answer the handshake in time"));
     }, this.options.handshakeTimeoutMs ?? 10_000);
-    const state = this.connection.state();
-    const options = { limits: this.limits };
-    this.connection = state ? Connection.resume(state, options) : new Connection("client", options);
+    let transport: Transport | undefined;
     try {
+      const dialing = this.dial(hintedUrl(this.url, conversationId), {
+        frame: (data) => this.received(socket, data),
+        closed: (reason) => this.dropped(socket, reason),
+      });
+      try {
+        transport = await Promise.race([dialing, handshake.then(() => dialing)]);
+      } catch (error) {
+        dialing.then((late) => late.close(), () => {}); // a socket that opens after the deadline is closed
+        if (error instanceof ConnectionClosed) throw error; // refused for good (the token): retrying cannot help
+        throw new Transient(error instanceof Error ? error.message : String(error));
+      }
+      if (socket !== this.socket) {
+        transport.close(); // closed while dialing
+        throw new ConnectionClosed("the client was closed");
+      }
+      pending.transport = transport;
+      const state = this.connection.state();
+      const options = { limits: this.limits };
+      this.connection = state ? Connection.resume(state, options) : new Connection("client", options);
       transport.send(
         this.connection.hello(conversationId, {
           clientVersion: this.options.clientVersion ?? CLIENT_VERSION,
@@ -352,7 +354,7 @@ export class ToolwireClient {
       await handshake; // `answered()` opens the client when the server's Configuration arrives
     } catch (error) {
       if (socket === this.socket) this.socket += 1; // this transport's late callbacks are ignored
-      transport.close();
+      transport?.close();
       throw error;
     } finally {
       clearTimeout(timer);

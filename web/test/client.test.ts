@@ -118,6 +118,17 @@ describe("connecting", () => {
     expect((refused as Error).message).toContain("connection refused");
   });
 
+  it("gives up a dial that neither opens nor fails at the handshake's deadline, and dials again", async () => {
+    const { server, client, events } = await start({ reconnect: { initialDelayMs: 1, maxDelayMs: 5 }, handshakeTimeoutMs: 50 });
+    server.hanging = 1; // the next dial hangs (a proxy that holds the upgrade)
+    server.drop();
+    await until(() => events.filter((e) => e.kind === "connection" && e.state === "open").length === 2);
+    const states = events.filter((e) => e.kind === "connection").map((e) => e.kind === "connection" && [e.state, e.attempt]);
+    expect(states).toEqual([["open", undefined], ["reconnecting", 1], ["reconnecting", 2], ["open", undefined]]);
+    expect(server.urls.length).toBe(3); // the first connection, the hanging dial, the one that opened
+    expect(client.conversationId).toBe("conv_1");
+  });
+
   it("resolves relative URLs against the page and keeps other query parameters", () => {
     const global = globalThis as { location?: { href: string } };
     global.location = { href: "https://app.example/chat/index.html" };

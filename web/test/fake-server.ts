@@ -28,6 +28,8 @@ export class FakeServer {
   refuseNext: { code: number; message: string } | undefined;
   /** Refuse to connect at all (the dialer rejects), this many times. */
   unreachable = 0;
+  /** Never answer the dial (neither open nor fail: a proxy holding the upgrade), this many times. */
+  hanging = 0;
   /** Refuse the token (the dialer rejects with a final ConnectionClosed, as `refusal()` reports it). */
   refuseToken = false;
   /** Called for each message received, after it was recorded. */
@@ -38,7 +40,16 @@ export class FakeServer {
   connections = 0;
   private conversation = "";
 
-  readonly dial: Dialer = memoryDialer((end, url) => {
+  readonly dial: Dialer = (url, events) => {
+    if (this.hanging > 0) {
+      this.hanging -= 1;
+      this.urls.push(url);
+      return new Promise(() => {});
+    }
+    return this.open(url, events);
+  };
+
+  private readonly open: Dialer = memoryDialer((end, url) => {
     this.urls.push(url);
     if (this.unreachable > 0) {
       this.unreachable -= 1;

@@ -3852,30 +3852,32 @@ var ToolwireClient = class {
     handshake.catch(() => {
     });
     this.handshake = pending;
-    let transport;
-    try {
-      transport = await this.dial(hintedUrl(this.url, conversationId), {
-        frame: (data) => this.received(socket, data),
-        closed: (reason) => this.dropped(socket, reason)
-      });
-    } catch (error) {
-      if (this.handshake === pending) this.handshake = void 0;
-      if (error instanceof ConnectionClosed) throw error;
-      throw new Transient(error instanceof Error ? error.message : String(error));
-    }
-    if (socket !== this.socket) {
-      transport.close();
-      throw new ConnectionClosed("the client was closed");
-    }
-    pending.transport = transport;
     const timer = setTimeout(() => {
       if (this.handshake !== pending) return;
       pending.reject(new Transient("the server did not answer the handshake in time"));
     }, this.options.handshakeTimeoutMs ?? 1e4);
-    const state = this.connection.state();
-    const options = { limits: this.limits };
-    this.connection = state ? Connection.resume(state, options) : new Connection("client", options);
+    let transport;
     try {
+      const dialing = this.dial(hintedUrl(this.url, conversationId), {
+        frame: (data) => this.received(socket, data),
+        closed: (reason) => this.dropped(socket, reason)
+      });
+      try {
+        transport = await Promise.race([dialing, handshake.then(() => dialing)]);
+      } catch (error) {
+        dialing.then((late) => late.close(), () => {
+        });
+        if (error instanceof ConnectionClosed) throw error;
+        throw new Transient(error instanceof Error ? error.message : String(error));
+      }
+      if (socket !== this.socket) {
+        transport.close();
+        throw new ConnectionClosed("the client was closed");
+      }
+      pending.transport = transport;
+      const state = this.connection.state();
+      const options = { limits: this.limits };
+      this.connection = state ? Connection.resume(state, options) : new Connection("client", options);
       transport.send(
         this.connection.hello(conversationId, {
           clientVersion: this.options.clientVersion ?? CLIENT_VERSION,
@@ -3886,7 +3888,7 @@ var ToolwireClient = class {
       await handshake;
     } catch (error) {
       if (socket === this.socket) this.socket += 1;
-      transport.close();
+      transport?.close();
       throw error;
     } finally {
       clearTimeout(timer);
