@@ -14,6 +14,7 @@ import anyio
 from websockets.asyncio.client import ClientConnection, connect
 
 from serving import Server, serve_app
+from toolwire import Agent
 from toolwire.messages import Message, message_from_dict
 from toolwire.protocol import Configuration, Connection, Envelope, MessageBody, MessageType
 
@@ -141,3 +142,26 @@ def stored_transcript(data_dir: Path, thread_id: str) -> list[Message]:
     with closing(sqlite3.connect(data_dir / "toolwire.sqlite3")) as db:
         rows = db.execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)).fetchall()
     return [message_from_dict(json.loads(body)) for (body,) in rows]
+
+
+@asynccontextmanager
+async def served_in_process(agent: Agent) -> AsyncIterator[str]:
+    """`create_app(agent)` under uvicorn on loopback, in this process (its state visible to the test); its /ws URL."""
+    import uvicorn
+
+    from toolwire.server import TokenAuth, create_app
+    from toolwire.server.serve import listen
+
+    listener = listen("127.0.0.1", 0)
+    host, port = listener.getsockname()[:2]
+    config = uvicorn.Config(create_app(agent, auth=TokenAuth.single(TOKEN)), lifespan="off", log_level="warning")
+    server = uvicorn.Server(config)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(server.serve, [listener])
+        with anyio.fail_after(10):
+            while not server.started:  # noqa: ASYNC110 (uvicorn's own flag: no event to wait on)
+                await anyio.sleep(0.01)
+        try:
+            yield f"ws://{host}:{port}/ws"
+        finally:
+            server.should_exit = True

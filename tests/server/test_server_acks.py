@@ -11,36 +11,22 @@ from pathlib import Path
 
 import anyio
 import pytest
-import uvicorn
-from server_support import TOKEN, Peer, peer
+from server_support import Peer, peer, served_in_process
 
 import toolwire.server.app as app
 from toolwire import Agent
 from toolwire.protocol import ControlStop
-from toolwire.server import TokenAuth, create_app
-from toolwire.server.serve import listen
 from toolwire.store.sqlite import SqliteStore
 from toolwire.testing import ScriptedModel
 
 
 @asynccontextmanager
 async def in_process_server(tmp_path: Path) -> AsyncIterator[str]:
-    async with SqliteStore.in_directory(tmp_path / "data") as store:
-        agent = Agent(ScriptedModel(["hello"]), store=store)
-        listener = listen("127.0.0.1", 0)
-        host, port = listener.getsockname()[:2]
-        config = uvicorn.Config(create_app(agent, auth=TokenAuth.single(TOKEN)), lifespan="off", log_level="warning")
-        server = uvicorn.Server(config)
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(server.serve, [listener])
-            for _ in range(1000):
-                if server.started:
-                    break
-                await anyio.sleep(0.01)
-            try:
-                yield f"ws://{host}:{port}/ws"
-            finally:
-                server.should_exit = True
+    async with (
+        SqliteStore.in_directory(tmp_path / "data") as store,
+        served_in_process(Agent(ScriptedModel(["hello"]), store=store)) as url,
+    ):
+        yield url
 
 
 async def pump_until(client: Peer, done: Callable[[], bool], seconds: float = 10) -> float:

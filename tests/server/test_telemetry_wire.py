@@ -8,21 +8,16 @@ ToolUseRequest's envelope `meta` (`messaging.trace_id` / `messaging.span_id`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 
-import anyio
 import pytest
-import uvicorn
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from server_support import TOKEN
+from server_support import TOKEN, served_in_process
 
 from toolwire import Agent, ToolCall
 from toolwire.client import connect
-from toolwire.server import TokenAuth, create_app
-from toolwire.server.serve import listen
 from toolwire.store.memory import MemoryStore
 from toolwire.telemetry import Telemetry
 from toolwire.testing import ScriptedModel
@@ -43,21 +38,20 @@ def spans() -> Iterator[tuple[InMemorySpanExporter, TracerProvider]]:
     provider.shutdown()
 
 
-@asynccontextmanager
-async def served(agent: Agent) -> AsyncIterator[str]:
-    listener = listen("127.0.0.1", 0)
-    host, port = listener.getsockname()[:2]
-    config = uvicorn.Config(create_app(agent, auth=TokenAuth.single(TOKEN)), lifespan="off", log_level="warning")
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(server.serve, [listener])
-        with anyio.fail_after(10):
-            while not server.started:  # noqa: ASYNC110 (uvicorn's own flag: no event to wait on)
-                await anyio.sleep(0.01)
-        try:
-            yield f"ws://{host}:{port}/ws"
-        finally:
-            server.should_exit = True
+async def open_it(agent: Agent, telemetry: Telemetry) -> None:
+    """Serve `agent`; a Python client recording its spans with `telemetry` asks it to open a file."""
+    async with (
+        served_in_process(agent) as url,
+        connect(
+            url,
+            token=TOKEN,
+            groups=[GROUP],
+            expanded_containers=["IDE"],
+            handlers={"OpenFile": lambda: "opened"},
+            telemetry=telemetry,
+        ) as client,
+    ):
+        assert await client.ask("open it") == "Opened."
 
 
 def parent_of(span: ReadableSpan) -> int | None:
@@ -71,18 +65,7 @@ async def test_a_clients_execution_is_a_child_of_the_servers_call_span_across_th
     telemetry = Telemetry(tracer_provider=provider)
     model = ScriptedModel([[ToolCall(id="c1", name="OpenFile", arguments={})], "Opened."])
     agent = Agent(model, store=MemoryStore(), telemetry=telemetry)
-    async with (
-        served(agent) as url,
-        connect(
-            url,
-            token=TOKEN,
-            groups=[GROUP],
-            expanded_containers=["IDE"],
-            handlers={"OpenFile": lambda: "opened"},
-            telemetry=telemetry,
-        ) as client,
-    ):
-        assert await client.ask("open it") == "Opened."
+    await open_it(agent, telemetry)
     finished = exporter.get_finished_spans()
     [run] = [span for span in finished if span.name == "invoke_agent"]
     [server_span, client_span] = sorted(
@@ -100,17 +83,6 @@ async def test_a_server_without_a_tracer_sends_no_trace_ids(spans: tuple[InMemor
     exporter, provider = spans
     model = ScriptedModel([[ToolCall(id="c1", name="OpenFile", arguments={})], "Opened."])
     agent = Agent(model, store=MemoryStore())  # no tracer provider: nothing is recorded, nothing sent
-    async with (
-        served(agent) as url,
-        connect(
-            url,
-            token=TOKEN,
-            groups=[GROUP],
-            expanded_containers=["IDE"],
-            handlers={"OpenFile": lambda: "opened"},
-            telemetry=Telemetry(tracer_provider=provider),
-        ) as client,
-    ):
-        assert await client.ask("open it") == "Opened."
+    await open_it(agent, Telemetry(tracer_provider=provider))
     [client_span] = exporter.get_finished_spans()
     assert client_span.name == "execute_tool OpenFile" and client_span.parent is None  # a root of its own
