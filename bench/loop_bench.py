@@ -1427,6 +1427,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-markdown", action="store_true", help="do not touch the docs page")
     parser.add_argument("--note", default="", help="a remark kept with the results (e.g. the machine's load)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a gate fails")
+    parser.add_argument(
+        "--otel-idle",
+        action="store_true",
+        help="load the OpenTelemetry API first, with no provider configured (what `toolwire[otel]` costs unused)",
+    )
     parser.add_argument("--tw8-child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--tw8-top", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -1438,6 +1443,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown groups {', '.join(sorted(unknown))}")
     if args.rounds < MIN_ROUNDS:
         print(f"warning: {args.rounds} rounds; BENCHMARKS.md asks for at least {MIN_ROUNDS}", file=sys.stderr)
+    note = args.note
+    if args.otel_idle:  # every run then asks the API for its providers, and finds none
+        import opentelemetry.metrics
+        import opentelemetry.trace
+
+        assert type(opentelemetry.trace.get_tracer_provider()).__name__ == "ProxyTracerProvider", "a provider is set"
+        note = "; ".join(filter(None, [note, "OpenTelemetry API loaded, no provider configured"]))
     result = run(
         rounds=args.rounds,
         scale=args.scale,
@@ -1447,10 +1459,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         import_rounds_=args.import_rounds,
         only=only,
         tool_count=args.tools,
-        note=args.note,
+        note=note,
     )
     print_summary(result)
-    json_path: Path = args.json or RESULTS_DIR / f"loop-{result['date'][:10]}.json"
+    kind = "loop-otel-idle" if args.otel_idle else "loop"
+    json_path: Path = args.json or RESULTS_DIR / f"{kind}-{result['date'][:10]}.json"
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     print(f"\nwrote {json_path}", file=sys.stderr)
