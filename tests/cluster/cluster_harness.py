@@ -116,6 +116,8 @@ class Replica:
     workdir: Path
     store: str
     tally: Path
+    app: str = "cluster_app:make_agent"
+    """The `--app` it serves (a module in `workdir`)."""
     server: Server | None = None
     lives: list[Server] = field(default_factory=list[Server])
     """Every process this replica has been, the current one last (their output, for a failure's report)."""
@@ -128,7 +130,7 @@ class Replica:
     def start(self) -> None:
         """Start the process; return once it prints that it serves."""
         command = [sys.executable, "-m", "toolwire.cli", "serve", "--port", str(self.port), "--token", TOKEN]
-        command += ["--data-dir", str(self.workdir / "data"), "--store", self.store, "--app", "cluster_app:make_agent"]
+        command += ["--data-dir", str(self.workdir / "data"), "--store", self.store, "--app", self.app]
         if "--replica-id" in serve_flags():
             command += ["--replica-id", self.name]
         if "--lease-ttl" in serve_flags():  # a dead replica's conversations wait LEASE_TTL s for another
@@ -484,16 +486,19 @@ def _quiet(output: str) -> str:
 
 
 @contextmanager
-def running_cluster(workdir: Path, pg_bin: Path, haproxy: str, *, replicas: int = 3) -> Iterator[Cluster]:
-    """Start PostgreSQL, `replicas` replicas and haproxy under `workdir`; end them all after."""
+def running_cluster(
+    workdir: Path, pg_bin: Path, haproxy: str, *, replicas: int = 3, app: Path = APP
+) -> Iterator[Cluster]:
+    """PostgreSQL, `replicas` replicas serving `app`'s `make_agent`, and haproxy, under `workdir`; ended after."""
     pg = PgCluster(pg_bin, durable=True)
     members: list[Replica] = []
     balancer: Haproxy | None = None
     try:
         pg.start()
-        shutil.copy(APP, workdir / APP.name)
+        shutil.copy(app, workdir / app.name)
         tally = workdir / "tally.txt"
-        members = [Replica(f"r{n}", free_port(), workdir, pg.dsn, tally) for n in range(1, replicas + 1)]
+        served = f"{app.stem}:make_agent"
+        members = [Replica(f"r{n}", free_port(), workdir, pg.dsn, tally, served) for n in range(1, replicas + 1)]
         for replica in members:  # one at a time: the first migrates the schema
             replica.start()
         balancer = Haproxy(haproxy, workdir, members)
