@@ -342,7 +342,7 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
                 return await save_wire(db, self._outboxes, thread_id, parts, tuple(dispatched), answers)
             bodies = [dumps(message.to_dict()) for message in appended]
             async with db.transaction():  # (a savepoint within a fenced write's transaction)
-                await db.execute(_APPEND, {"t": thread_id, "bodies": bodies})
+                await db.execute(_APPEND, {"t": thread_id, "bodies": bodies, "now": time.time()})
                 saved = await save_wire(db, self._outboxes, thread_id, parts, tuple(dispatched), answers)
         return saved
 
