@@ -115,6 +115,11 @@ class Replica:
     workdir: Path
     store: str
     tally: Path
+    app: str = "cluster_app:make_agent"
+    """The `--app` factory (importable from `workdir` or PYTHONPATH)."""
+    token: str = TOKEN
+    lease_ttl: float = LEASE_TTL
+    lease_renew: float = LEASE_RENEW
     server: Server | None = None
     lives: list[Server] = field(default_factory=list[Server])
     """Every process this replica has been, the current one last (their output, for a failure's report)."""
@@ -126,12 +131,12 @@ class Replica:
 
     def start(self) -> None:
         """Start the process; return once it prints that it serves."""
-        command = [sys.executable, "-m", "toolwire.cli", "serve", "--port", str(self.port), "--token", TOKEN]
-        command += ["--data-dir", str(self.workdir / "data"), "--store", self.store, "--app", "cluster_app:make_agent"]
+        command = [sys.executable, "-m", "toolwire.cli", "serve", "--port", str(self.port), "--token", self.token]
+        command += ["--data-dir", str(self.workdir / "data"), "--store", self.store, "--app", self.app]
         if "--replica-id" in serve_flags():
             command += ["--replica-id", self.name]
         if "--lease-ttl" in serve_flags():  # a dead replica's conversations wait LEASE_TTL s for another
-            command += ["--lease-ttl", str(LEASE_TTL), "--lease-renew", str(LEASE_RENEW)]
+            command += ["--lease-ttl", f"{self.lease_ttl:g}", "--lease-renew", f"{self.lease_renew:g}"]
         env = {**os.environ, "PYTHONUNBUFFERED": "1", TALLY_ENV: str(self.tally), HOLD_ENV: str(self.tally.parent)}
         env.pop("TOOLWIRE_TOKEN", None)
         process = subprocess.Popen(
@@ -146,7 +151,7 @@ class Replica:
         else:
             process.wait(timeout=10)
             raise AssertionError(f"replica {self.name} did not start:\n" + "".join(lines))
-        self.server = Server(process, f"ws://127.0.0.1:{self.port}/ws", self.workdir / "data", TOKEN, lines)
+        self.server = Server(process, f"ws://127.0.0.1:{self.port}/ws", self.workdir / "data", self.token, lines)
         self.lives.append(self.server)
 
     @property
