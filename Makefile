@@ -70,7 +70,7 @@ dist: setup
 # The multi-replica harness alone (tests/cluster/, docs/deployment.md; `make test` runs it too): PostgreSQL, three
 # `toolwire serve` replicas and haproxy on loopback; skipped without PostgreSQL or haproxy.
 cluster: setup
-	$(PY) -m pytest tests/cluster
+	$(PY) -m pytest tests/cluster tests/test_bench_cluster_smoke.py
 
 # The documentation site (mkdocs.yml): `make docs` serves it at http://127.0.0.1:8000 and rebuilds
 # it on every change; `make docs-build` writes it to site/. `make test` builds it with --strict

@@ -81,7 +81,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, Any, Final, Protocol
 
 import anyio
 from websockets.asyncio.client import ClientConnection, connect
@@ -141,8 +141,10 @@ GROUP: Final[dict[str, Any]] = {
 # == the server side (child processes) ============================================================
 
 
-def make_agent(store: Any) -> Any:
+def make_agent(store: Any, *, disconnection: Any = None) -> Any:
     """The `--app` factory of the toolwire server: an agent whose model drives the client tool.
+
+    `disconnection` is the client tools' `DisconnectionStrategy` (default: toolwire's).
 
     The user message says what to do:
 
@@ -221,7 +223,8 @@ def make_agent(store: Any) -> Any:
 
     model = FunctionModel(script, name="ws-bench")
     model.requests = Unrecorded()
-    agent = Agent(model, store=store, client_tools=ClientToolsConfig(invoke_timeout=60))
+    options: dict[str, Any] = {} if disconnection is None else {"disconnection": disconnection}
+    agent = Agent(model, store=store, client_tools=ClientToolsConfig(invoke_timeout=60, **options))
     return agent
 
 
@@ -464,12 +467,18 @@ def sample_frames() -> tuple[bytes, bytes]:
     return encode(Envelope(-1234, conversation, request)), encode(Envelope(1234, conversation, result))
 
 
+class Meter(Protocol):
+    """What a `Window` reads the servers' CPU from: a `Server`, or several processes summed."""
+
+    def cpu(self) -> float: ...
+
+
 @dataclass
 class Window:
     """Counts round trips of a TW-12 unit; records time and CPU at 10 % and 90 % of the total."""
 
     total: int
-    server: Server
+    server: Meter
     count: int = 0
     marks: list[tuple[int, float, float, float]] = field(default_factory=list[tuple[int, float, float, float]])
 
@@ -602,6 +611,65 @@ def _ns_stats(samples: Sequence[int]) -> dict[str, float]:
     }
 
 
+# == the measurements (the units below and bench/cluster_bench.py run them) =======================
+
+
+async def hub_round_trips(client: ToolClient, n: int, server: Meter, samples_dir: Path) -> dict[str, float]:
+    """TW-11: `n` client tool calls driven through the hub back to back; the client-side period's stats."""
+    path = samples_dir / f"hub-{secrets.token_hex(4)}.bin"
+    cpu = server.cpu()
+    await client.run(f"hub {n} {client.conversation_id} {path}")
+    cpu_us = (server.cpu() - cpu) / n * 1e6
+    hub = array.array("q")
+    with path.open("rb") as data:
+        hub.frombytes(data.read())
+    path.unlink()
+    arrivals = client.arrivals
+    periods = [arrivals[i + 1] - arrivals[i] for i in range(len(arrivals) - 1)]
+    if len(arrivals) != n or len(hub) != n:
+        raise RuntimeError(f"expected {n} requests, saw {len(arrivals)} (hub samples {len(hub)})")
+    out = _ns_stats(periods or [0])
+    hub_stats, work = _ns_stats(hub), _ns_stats(client.work)
+    out.update(
+        server_cpu_us=cpu_us,
+        hub_median_us=hub_stats["median_us"],
+        hub_p99_us=hub_stats["p99_us"],
+        client_work_us=work["median_us"],
+    )
+    return out
+
+
+async def many_round_trips(clients: Sequence[ToolClient], per_client: int, server: Meter) -> dict[str, float]:
+    """TW-12: every client does `per_client` sequential round trips at once; throughput and CPU per round trip."""
+    window = Window(len(clients) * per_client, server)
+    for client in clients:
+        client.window = window
+    try:
+        async with anyio.create_task_group() as group:
+            for client in clients:
+                group.start_soon(client.run, f"hub {per_client} {client.conversation_id} -")
+    finally:
+        for client in clients:
+            client.window = None
+    return window.figures()
+
+
+async def per_turn(url: str, runs: int, round_index: int = 0) -> dict[str, float]:
+    """TW-13: `runs` fresh conversations of 20 turns and of 0 turns; per-turn wall µs = (t20 − t0) ÷ 20."""
+    walls: dict[int, list[float]] = {TURNS: [], 0: []}
+    for index in range(2 * runs):
+        turns = TURNS if (index + round_index) % 2 == 0 else 0
+        async with ToolClient.open(url) as client:
+            await client.register()
+            started = time.perf_counter_ns()
+            await client.run(f"turns {turns}")
+            walls[turns].append((time.perf_counter_ns() - started) / 1000)
+            if len(client.arrivals) != turns:
+                raise RuntimeError(f"a {turns}-turn run sent {len(client.arrivals)} client requests")
+    t20, t0 = statistics.median(walls[TURNS]), statistics.median(walls[0])
+    return {"t20_us": t20, "t0_us": t0, "per_turn_us": (t20 - t0) / TURNS}
+
+
 # == units: one measurement each, run once per round ==============================================
 
 
@@ -631,28 +699,7 @@ class Bench:
         return {**_ns_stats(samples), "server_cpu_us": (server.cpu() - cpu) / n * 1e6}
 
     async def tw11_toolwire(self, kind: str, n: int) -> dict[str, float]:
-        client, server = self.tool_single[kind], self.servers[kind]
-        path = self.samples_dir / f"hub-{secrets.token_hex(4)}.bin"
-        cpu = server.cpu()
-        await client.run(f"hub {n} {client.conversation_id} {path}")
-        cpu_us = (server.cpu() - cpu) / n * 1e6
-        hub = array.array("q")
-        with path.open("rb") as data:
-            hub.frombytes(data.read())
-        path.unlink()
-        arrivals = client.arrivals
-        periods = [arrivals[i + 1] - arrivals[i] for i in range(len(arrivals) - 1)]
-        if len(arrivals) != n or len(hub) != n:
-            raise RuntimeError(f"expected {n} requests, saw {len(arrivals)} (hub samples {len(hub)})")
-        out = _ns_stats(periods or [0])
-        hub_stats, work = _ns_stats(hub), _ns_stats(client.work)
-        out.update(
-            server_cpu_us=cpu_us,
-            hub_median_us=hub_stats["median_us"],
-            hub_p99_us=hub_stats["p99_us"],
-            client_work_us=work["median_us"],
-        )
-        return out
+        return await hub_round_trips(self.tool_single[kind], n, self.servers[kind], self.samples_dir)
 
     # -- TW-12 ---------------------------------------------------------------------------------
 
@@ -665,35 +712,12 @@ class Bench:
         return window.figures()
 
     async def tw12_toolwire(self) -> dict[str, float]:
-        server = self.servers["toolwire"]
-        window = Window(len(self.tool_many) * self.per_client, server)
-        for client in self.tool_many:
-            client.window = window
-        try:
-            async with anyio.create_task_group() as group:
-                for client in self.tool_many:
-                    group.start_soon(client.run, f"hub {self.per_client} {client.conversation_id} -")
-        finally:
-            for client in self.tool_many:
-                client.window = None
-        return window.figures()
+        return await many_round_trips(self.tool_many, self.per_client, self.servers["toolwire"])
 
     # -- TW-13 ---------------------------------------------------------------------------------
 
     async def tw13(self, kind: str) -> dict[str, float]:
-        walls: dict[int, list[float]] = {TURNS: [], 0: []}
-        url = self.servers[kind].url
-        for index in range(2 * self.runs):
-            turns = TURNS if (index + self.round_index) % 2 == 0 else 0
-            async with ToolClient.open(url) as client:
-                await client.register()
-                started = time.perf_counter_ns()
-                await client.run(f"turns {turns}")
-                walls[turns].append((time.perf_counter_ns() - started) / 1000)
-                if len(client.arrivals) != turns:
-                    raise RuntimeError(f"a {turns}-turn run sent {len(client.arrivals)} client requests")
-        t20, t0 = statistics.median(walls[TURNS]), statistics.median(walls[0])
-        return {"t20_us": t20, "t0_us": t0, "per_turn_us": (t20 - t0) / TURNS}
+        return await per_turn(self.servers[kind].url, self.runs, self.round_index)
 
     async def floor(self) -> float:
         """The loop floor: CPU µs per call, (run(20 × 1) − run(0)) ÷ 20, as loop_bench measures it."""

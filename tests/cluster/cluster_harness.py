@@ -117,7 +117,10 @@ class Replica:
     store: str
     tally: Path
     app: str = "cluster_app:make_agent"
-    """The `--app` it serves (a module in `workdir`)."""
+    """The `--app` factory (importable from `workdir` or PYTHONPATH)."""
+    token: str = TOKEN
+    lease_ttl: float = LEASE_TTL
+    lease_renew: float = LEASE_RENEW
     server: Server | None = None
     lives: list[Server] = field(default_factory=list[Server])
     """Every process this replica has been, the current one last (their output, for a failure's report)."""
@@ -129,12 +132,12 @@ class Replica:
 
     def start(self) -> None:
         """Start the process; return once it prints that it serves."""
-        command = [sys.executable, "-m", "toolwire.cli", "serve", "--port", str(self.port), "--token", TOKEN]
+        command = [sys.executable, "-m", "toolwire.cli", "serve", "--port", str(self.port), "--token", self.token]
         command += ["--data-dir", str(self.workdir / "data"), "--store", self.store, "--app", self.app]
         if "--replica-id" in serve_flags():
             command += ["--replica-id", self.name]
         if "--lease-ttl" in serve_flags():  # a dead replica's conversations wait LEASE_TTL s for another
-            command += ["--lease-ttl", str(LEASE_TTL), "--lease-renew", str(LEASE_RENEW)]
+            command += ["--lease-ttl", f"{self.lease_ttl:g}", "--lease-renew", f"{self.lease_renew:g}"]
         env = {**os.environ, "PYTHONUNBUFFERED": "1", TALLY_ENV: str(self.tally), HOLD_ENV: str(self.tally.parent)}
         env.pop("TOOLWIRE_TOKEN", None)
         env.pop("PYTHONASYNCIODEBUG", None)  # (`make test` sets it for the tests; the replicas run as deployed)
@@ -150,7 +153,7 @@ class Replica:
         else:
             process.wait(timeout=10)
             raise AssertionError(f"replica {self.name} did not start:\n" + "".join(lines))
-        self.server = Server(process, f"ws://127.0.0.1:{self.port}/ws", self.workdir / "data", TOKEN, lines)
+        self.server = Server(process, f"ws://127.0.0.1:{self.port}/ws", self.workdir / "data", self.token, lines)
         self.lives.append(self.server)
 
     @property
