@@ -52,7 +52,6 @@ Units (interleaved: each round runs every unit once, in an order rotated per rou
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import math
 import os
@@ -82,7 +81,7 @@ from cluster_rig import TX_LEASE, Processes, Rig, postgres_cpu, running_rig, url
 from invoke_overhead import machine
 from loop_common import summary, write_section
 from pg_cluster import find_bin_dir
-from ws_bench import TURNS, ToolClient, hub_round_trips, many_round_trips, per_turn, process_cpu
+from ws_bench import TURNS, ToolClient, hub_round_trips, interleaved, many_round_trips, per_turn, process_cpu
 
 BENCH: Final = Path(__file__).resolve().parent
 ROOT: Final = BENCH.parent
@@ -305,15 +304,7 @@ async def run_rounds(bench: Bench, rounds: int, only: set[str], *, progress: boo
         await unit()
         if progress:
             print(f"warm-up {name}", file=sys.stderr)
-    for index in range(rounds):
-        started = time.perf_counter()
-        bench.round_index = index
-        for k in range(len(units)):
-            name, unit = units[(index + k) % len(units)]
-            gc.collect()
-            samples[name].append(await unit())
-        if progress:
-            print(f"round {index + 1}/{rounds}: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    await interleaved(bench, units, rounds, samples, progress=progress)
     return samples
 
 

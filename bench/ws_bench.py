@@ -76,7 +76,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -800,18 +800,31 @@ async def run_rounds(bench: Bench, rounds: int, only: set[str], *, progress: boo
     gc.collect()
     gc.freeze()  # the clients' set-up heap; GC stays on
     try:
-        for index in range(rounds):
-            started = time.perf_counter()
-            bench.round_index = index
-            for k in range(len(units)):
-                name, unit = units[(index + k) % len(units)]
-                gc.collect()
-                samples[name].append(await unit())
-            if progress:
-                print(f"round {index + 1}/{rounds}: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        await interleaved(bench, units, rounds, samples, progress=progress)
     finally:
         gc.unfreeze()
     return samples
+
+
+async def interleaved(
+    bench: Any,
+    units: Sequence[tuple[str, Callable[[], Awaitable[Any]]]],
+    rounds: int,
+    samples: dict[str, list[Any]],
+    *,
+    progress: bool,
+) -> None:
+    """Run every unit once per round, in an order rotated from round to round (BENCHMARKS.md rule 2),
+    appending each unit's result to `samples[name]`; `bench.round_index` says which round runs."""
+    for index in range(rounds):
+        started = time.perf_counter()
+        bench.round_index = index
+        for k in range(len(units)):
+            name, unit = units[(index + k) % len(units)]
+            gc.collect()
+            samples[name].append(await unit())
+        if progress:
+            print(f"round {index + 1}/{rounds}: {time.perf_counter() - started:.1f} s", file=sys.stderr)
 
 
 # == memory per idle connection: fresh server processes ===========================================

@@ -215,3 +215,15 @@ def describe(dsn: str, conversations: list[str]) -> str:
         lines += [f"  #{seq} {body}" for seq, body in reversed(tail)]
         parts.append("\n".join(lines))
     return "\n".join(parts) + "\n" if parts else ""
+
+
+def lease_owner(cluster: Cluster, conversation: str) -> str:
+    """The replica that holds (or last held) the conversation's lease."""
+    rows = _query(cluster.pg.dsn, f"SELECT owner FROM {SCHEMA}.leases WHERE conversation = %s", conversation)
+    assert rows, f"no lease of {conversation}"
+    return str(rows[0][0])
+
+
+def thread_ids(dsn: str) -> list[str]:
+    """Every conversation the database holds."""
+    return [row[0] for row in _query(dsn, f"SELECT id FROM {SCHEMA}.threads")]

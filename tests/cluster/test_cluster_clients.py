@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
-from cluster_checks import check_one_result_per_call
+from cluster_checks import check_one_result_per_call, lease_owner
 from cluster_harness import TOKEN, Cluster
 
 import toolwire
@@ -98,12 +98,3 @@ async def test_the_typescript_client_reconnects_to_another_replica_when_its_own_
     assert set(finished["executions"].values()) == {1}  # each request ran once
     assert lease_owner(cluster, conversation) != owner  # another replica finished it
     check_one_result_per_call(cluster.pg.dsn)
-
-
-def lease_owner(cluster: Cluster, conversation: str) -> str:
-    import psycopg
-
-    with psycopg.connect(cluster.pg.dsn, autocommit=True) as db:
-        row = db.execute("SELECT owner FROM toolwire.leases WHERE conversation = %s", (conversation,)).fetchone()
-    assert row is not None, f"no lease of {conversation}"
-    return str(row[0])

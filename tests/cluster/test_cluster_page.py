@@ -16,8 +16,8 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 import pytest
+from cluster_checks import lease_owner, thread_ids
 from cluster_harness import TOKEN, Cluster, find_haproxy, running_cluster
-from test_cluster_clients import lease_owner
 
 from pg_cluster import find_bin_dir
 
@@ -59,7 +59,7 @@ async def test_the_page_goes_on_with_another_replica_when_its_own_is_killed_mid_
             await box.press("Enter")
             question = page.get_by_label("What should I call you?")
             await expect(question).to_be_visible(timeout=15_000)  # the run waits for the person
-            [conversation] = await anyio.to_thread.run_sync(lambda: conversations(cluster))
+            [conversation] = await anyio.to_thread.run_sync(lambda: thread_ids(cluster.pg.dsn))
             owner = lease_owner(cluster, conversation)
             await cluster.kill(owner)
             # The page reconnects through haproxy; once another replica took the conversation
@@ -73,10 +73,3 @@ async def test_the_page_goes_on_with_another_replica_when_its_own_is_killed_mid_
         finally:
             await browser.close()
     assert lease_owner(cluster, conversation) != owner
-
-
-def conversations(cluster: Cluster) -> list[str]:
-    import psycopg
-
-    with psycopg.connect(cluster.pg.dsn, autocommit=True) as db:
-        return [row[0] for row in db.execute("SELECT id FROM toolwire.threads").fetchall()]
