@@ -37,7 +37,7 @@ APP_SOURCE = textwrap.dedent(
 
     from toolwire import Agent, ToolCall
     from toolwire.client_tools import ClientToolsConfig
-    from toolwire.messages import ToolResultMessage, UserMessage
+    from toolwire.messages import AssistantMessage, ToolResultMessage, UserMessage
     from toolwire.testing import FunctionModel
 
     BATCHES = {
@@ -100,6 +100,19 @@ APP_SOURCE = textwrap.dedent(
                 return await load_run(thread_id)
 
             store.load_run = loading
+        elif point in ("as the run ends", "held as the run ends"):
+            # The answer is in the transcript; the RunStatus that says so is not saved yet.
+            append_messages = store.append_messages
+
+            async def appending(thread_id, messages):
+                await append_messages(thread_id, messages)
+                if any(isinstance(m, AssistantMessage) and not m.tool_calls for m in messages):
+                    if point == "as the run ends":
+                        os._exit(137)
+                    open(os.environ["CRASH_MARK"], "w").close()  # (the test waits for it)
+                    await anyio.sleep_forever()  # until a graceful stop parks the run
+
+            store.append_messages = appending
     """
 )
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import anyio
 import pytest
 from crash_support import APP_SOURCE, LedgerlessClient
 from server_support import TOKEN, stored_transcript
 
 from serving import Server, serve_app
 from toolwire.envelopes import ResultType
-from toolwire.messages import ToolResultMessage
+from toolwire.messages import AssistantMessage, ToolResultMessage
 from toolwire.protocol import (
     ConsentAnswerBody,
     ConsentRequestBody,
@@ -257,4 +258,37 @@ async def test_a_prompt_whose_run_a_graceful_stop_parked_before_it_began_is_answ
         async with client.resumed().connect(second.url) as socket:
             finished = await client.converse(socket, until=is_finished)
     assert isinstance(finished.message, RunStatus) and finished.message.output == "c_open=SUCCESS"
+    assert client.executions == {"c_open": 1}
+
+
+@pytest.mark.parametrize(("point", "how"), [("as the run ends", "kill -9"), ("held as the run ends", "SIGTERM")])
+async def test_a_run_that_ended_before_its_end_was_saved_is_announced_by_the_next_process_not_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, point: str, how: str
+) -> None:
+    # Its answer is in the transcript, its RunStatus "finished" nowhere: the next process says how it
+    # ended (with the answer), and neither asks the model again nor leaves the client waiting.
+    client = LedgerlessClient()
+    monkeypatch.setenv("CRASH_AT", point)
+    held = tmp_path / "held"
+    monkeypatch.setenv("CRASH_MARK", str(held))
+    with serve(tmp_path) as first:
+        async with client.connect(first.url) as socket:
+            await client.start(socket, "one")
+            await client.converse(socket, until=lambda e: isinstance(e.message, ToolUseRequest))
+            await client.finish(socket, client.running.pop("c_open"))
+            if how == "kill -9":
+                assert first.process.wait(timeout=30) == 137
+            else:
+                with anyio.fail_after(30):
+                    while not held.exists():  # noqa: ASYNC110 (the server process marks it: polled)
+                        await anyio.sleep(0.01)
+                assert first.stop(signal.SIGTERM)[0] == 0
+            assert not [e for e in socket.seen if is_finished(e)]
+    monkeypatch.delenv("CRASH_AT")
+    with serve(tmp_path, first.data_dir) as second:
+        async with client.resumed().connect(second.url) as socket:
+            finished = await client.converse(socket, until=is_finished)
+    assert isinstance(finished.message, RunStatus) and finished.message.output == "c_open=SUCCESS"
+    transcript = stored_transcript(second.data_dir, client.connection.conversation_id or "")
+    assert [m.text for m in transcript if isinstance(m, AssistantMessage) and not m.tool_calls] == ["c_open=SUCCESS"]
     assert client.executions == {"c_open": 1}

@@ -61,7 +61,7 @@ from .auth import TokenAuth, redact
 from .conversations_http import ConversationBusy, conversation_routes
 from .refusals import DEFAULT_REFUSAL_LIMIT, ConnectionRefusals, RefusalLimit, Refusals
 from .replica import LeaseSettings, Replica
-from .server_conversation import ServerConversation
+from .server_conversation import RUN_ENDED, ServerConversation
 
 __all__ = ["ToolwireServer", "create_app"]
 
@@ -229,7 +229,7 @@ class ToolwireServer:
             return
         try:
             async with anyio.create_task_group() as runs:
-                if await self.agent.unfinished(thread_id) and not self.stopping:
+                if await conversation.needs_run() and not self.stopping:
                     _log.info("conversation %s: resuming the run of a replica that died", thread_id)
                     conversation.start(runs, None)
         except Fenced:
@@ -383,7 +383,7 @@ class ToolwireServer:
             refusals = self.refusals.connection(principal, conversation.thread_id)
             try:
                 await conversation.attach(connection, write)
-                if not self.stopping and await self.agent.unfinished(conversation.thread_id):
+                if not self.stopping and await conversation.needs_run():
                     conversation.start(runs, None)
                 await self._serve(websocket, connection, conversation, runs, acks, refusals)
             except Fenced:
@@ -466,6 +466,12 @@ class ToolwireServer:
                 if conversation is not None:
                     state = conversation.connection.state()
                     frames = connection.accept(conversation.thread_id, state=state, features=FEATURES)
+                    _log.debug(
+                        "conversation %s: a client connected, having seen %d; the server has seen %s",
+                        conversation.thread_id,
+                        connection.peer_seen,
+                        None if state is None else state.last_seen,
+                    )
                     break
             # Another replica holds the conversation: ask it to hand over, and wait (bounded).
             assert self.replica is not None and waited is not None
@@ -545,7 +551,16 @@ class ToolwireServer:
             if entry.request_id is not None and entry.state in (CallState.DISPATCHED, CallState.ANSWERED)
         }
         answered = [entry.call.id for entry in open_calls if entry.state is CallState.ANSWERED]
-        conversation = ServerConversation(self.agent, thread_id, principal, state, sent=sent, answered=answered)
+        ended = 0 if saved is None else saved.get(RUN_ENDED)  # (absent from a state older than the marker)
+        conversation = ServerConversation(
+            self.agent,
+            thread_id,
+            principal,
+            state,
+            sent=sent,
+            answered=answered,
+            run_ended=ended if type(ended) is int else None,
+        )
         self.conversations[thread_id] = conversation
         return conversation
 

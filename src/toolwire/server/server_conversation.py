@@ -27,16 +27,13 @@ from anyio.abc import TaskGroup
 from ..client_tools.channel import Claim
 from ..client_tools.definitions import ClientToolRequest
 from ..errors import ClientDisconnected, Fenced, ProviderError, RegistrationError, StoreUnavailable
-from ..events import ModelRequestStarted, RunEvent, RunFinished
+from ..ledger import run_is_open
 from ..loop import Agent
-from ..messages import UserMessage
-from ..models import TextDelta
-from ..pipeline import ToolCallFinished, ToolCallStarted
+from ..messages import AssistantMessage, UserMessage
 from ..policy import ConsentAnswer, ConsentRequest
 from ..protocol import (
     WHOLE_ANSWERS,
     AssistantMessageBody,
-    AssistantSentence,
     Connection,
     ConsentAnswerBody,
     ConsentRequestBody,
@@ -44,25 +41,25 @@ from ..protocol import (
     ErrorCode,
     MessageBody,
     Received,
-    RunState,
-    RunStatus,
     Sequencing,
-    StartAnswer,
-    ToolUseCancel,
     ToolUseRequest,
     ToolUseResult,
     decode,
-    result_message,
 )
 from ..protocol.results import answer_json
 from ..store import CallState, LedgerEntry
 from ..telemetry.propagation import trace_meta
 from ..tools import Cancellation
+from .relay import Relay
 from .wire_state import WireForm
 
 __all__ = ["ServerConversation"]
 
 _log = logging.getLogger("toolwire.server")
+
+RUN_ENDED = "runEnded"
+"""The key of `ServerConversation.run_ended` in the saved protocol state."""
+UNANNOUNCED = "the server stopped as the run ended, before it said how: its transcript shows how it ended"
 
 Writer = Callable[[bytes], Awaitable[None]]
 """Writes one frame to the live socket; raises when the socket is gone."""
@@ -80,6 +77,7 @@ class ServerConversation:
         *,
         sent: Mapping[str, str] | None = None,
         answered: Iterable[str] = (),
+        run_ended: int | None = 0,
     ) -> None:
         self.agent = agent
         self.thread_id = thread_id
@@ -115,6 +113,11 @@ class ServerConversation:
         self.answered: set[str] = set(answered)
         """Those of `dispatched` whose client's answer was taken: a call settled without one is
         withdrawn from the client (ToolUseCancel)."""
+        self.run_ended = run_ended
+        """The transcript's length when the last run whose end the client was sent ended, saved with the
+        protocol state (`runEnded`) in the save that holds that RunStatus: a run that ended in the
+        transcript but not on the wire (the process stopped in between) is announced again (`needs_run`).
+        None for a state saved before toolwire recorded it."""
         self._lost = False
         """The connected client came back without what it had received (see `attach`)."""
         self.channel = _Channel(self)
@@ -220,10 +223,13 @@ class ServerConversation:
             return frozenset()
         if self.fenced:
             raise Fenced(self.thread_id, 0)
+        wire = self._wire.of(self.connection.state())
+        if wire is not None and self.run_ended is not None:
+            wire[RUN_ENDED] = self.run_ended
         try:
             saved = await self.agent.store.save_wire_state(
                 self.thread_id,
-                self._wire.of(self.connection.state()),
+                wire,
                 dispatched=dispatched,
                 answered=answered,
                 appended=() if prompt is None else (prompt,),
@@ -475,6 +481,20 @@ class ServerConversation:
         self._run.cancel(reason, by="system")
         return True
 
+    async def needs_run(self) -> bool:
+        """True when a run must start with no prompt (`start(group, None)`).
+
+        To resume the thread's last run, which stopped before it ended; or to tell the client how it
+        ended, when the process stopped after it ended in the transcript and before the RunStatus
+        saying so was saved.
+        """
+        store = self.agent.store
+        history = await store.load_messages(self.thread_id)
+        return run_is_open(history, await store.load_run(self.thread_id)) or self._unannounced(len(history))
+
+    def _unannounced(self, length: int) -> bool:
+        return self.run_ended is not None and self.run_ended != length
+
     def start(self, group: TaskGroup, prompt: str | None, message_id: str | None = None) -> bool:
         """Start a run for `prompt` (None: resume an unfinished one); False while one is running.
 
@@ -486,7 +506,7 @@ class ServerConversation:
         if prompt is not None:  # stored with the next save: the one that records its frame as seen
             self._prompt = UserMessage(prompt)
         self._run, self._scope, self._ended = Cancellation(), anyio.CancelScope(), anyio.Event()
-        relay = _Relay(self, "run_" + secrets.token_hex(8), group, message_id)
+        relay = Relay(self, "run_" + secrets.token_hex(8), group, message_id)
         group.start_soon(self._drive, prompt is not None, self._run, self._scope, relay)
         return True
 
@@ -511,7 +531,7 @@ class ServerConversation:
             self.thread_id, groups, expanded_containers=expanded, reset_client_state=reset
         )
 
-    async def _drive(self, prompted: bool, cancellation: Cancellation, scope: anyio.CancelScope, relay: _Relay) -> None:
+    async def _drive(self, prompted: bool, cancellation: Cancellation, scope: anyio.CancelScope, relay: Relay) -> None:
         try:
             with scope:
                 await self._run_once(prompted, cancellation, relay)
@@ -525,7 +545,7 @@ class ServerConversation:
         if scope.cancelled_caught:
             _log.info("conversation %s: the run was parked; the next start resumes it", self.thread_id)
 
-    async def _run_once(self, prompted: bool, cancellation: Cancellation, relay: _Relay) -> None:
+    async def _run_once(self, prompted: bool, cancellation: Cancellation, relay: Relay) -> None:
         status = relay.status
         try:
             await self.send(status("started"))  # (its save stored the prompt, if no save before did)
@@ -534,7 +554,7 @@ class ServerConversation:
             if not prompted:
                 result = await self.agent.resume(self.thread_id, cancellation=cancellation, on_event=relay.event)
                 if result is None:
-                    self.post(status("finished", reason="answer", detail="nothing to resume"))
+                    await self._announce(relay)
             else:
                 await self.agent.answer(self.thread_id, cancellation=cancellation, on_event=relay.event)
             await self.flush()
@@ -545,6 +565,22 @@ class ServerConversation:
         except Exception:
             _log.exception("conversation %s: the run failed", self.thread_id)
             await self.send(status("failed", detail="the server failed; see its logs"))
+
+    async def _announce(self, relay: Relay) -> None:
+        """Post the end of the thread's last run, which ended (nothing to resume) but was perhaps never announced."""
+        history = await self.agent.store.load_messages(self.thread_id)
+        status = relay.status
+        if not self._unannounced(len(history)):
+            self.post(status("finished", reason="answer", detail="nothing to resume"))
+            return
+        last = history[-1] if history else None
+        if isinstance(last, AssistantMessage) and not last.tool_calls and last.text:
+            # Whole: whether its streamed sentences reached the client is not known (shown twice, at worst).
+            self.post(AssistantMessageBody(id="msg_" + secrets.token_hex(8), content=last.text))
+            self.post(status("finished", reason="answer", output=last.text))
+        else:  # closed without an answer (stopped, a limit, a terminal result): the transcript tells which
+            self.post(status("finished", reason="canceled", detail=UNANNOUNCED))
+        self.run_ended = len(history)
 
 
 class _Channel:
@@ -564,108 +600,3 @@ class _Channel:
     async def consent(self, request: ConsentRequest) -> bool | ConsentAnswer:
         """Ask the connected person for consent."""
         return await self._conversation.consent(request)
-
-
-class _Relay:
-    """Turns one run's events into messages for the client."""
-
-    def __init__(self, conversation: ServerConversation, run_id: str, group: TaskGroup, message_id: str | None) -> None:
-        self.conversation = conversation
-        self.run_id = run_id
-        self.group = group
-        self.message_id = message_id
-        self.answer_id: str | None = None
-        self.sentence = 0
-        self.streaming = False
-        """The model's current turn streamed text: if it ends the run, its answer was streamed."""
-        self.server_calls: set[str] = set()
-        """The calls of server tools shown to the client as started, whose results it is shown next."""
-
-    def status(self, status: RunState, **fields: str | None) -> RunStatus:
-        """This run's RunStatus message."""
-        return RunStatus(run_id=self.run_id, status=status, message_id=self.message_id, **fields)
-
-    def event(self, event: RunEvent) -> None:
-        """Post the messages an event stands for, and have them written soon."""
-        if self._post(event):
-            self.group.start_soon(self.conversation.flush_soon)
-
-    def _post(self, event: RunEvent) -> bool:
-        send = self.conversation.post
-        match event:
-            case ModelRequestStarted():
-                self.streaming = False
-                return False
-            case TextDelta(text=text) if text:
-                if self.answer_id is None:
-                    self.answer_id = "msg_" + secrets.token_hex(8)
-                    send(StartAnswer(message_id=self.answer_id, previous_id=self.message_id))
-                send(AssistantSentence(message_id=self.answer_id, sequence=self.sentence, text=text))
-                self.sentence += 1
-                self.streaming = True
-            case ToolCallStarted(call=call, mode=mode, tool=tool) if tool is not None and not tool.is_client:
-                # A tool the server runs (a function tool, an MCP server's): shown, never run there.
-                self.server_calls.add(call.id)
-                mirrored = ToolUseRequest(
-                    id=call.id,
-                    tool_name=call.name,
-                    arguments=dict(call.arguments),
-                    execution="server",
-                    call_id=call.id,
-                    description=tool.description,
-                    mode=None if mode is None else mode.value,
-                )
-                send(mirrored)
-            case ToolCallStarted():
-                return False
-            case ToolCallFinished(call=call, result=result) if call.id in self.server_calls:
-                self.server_calls.discard(call.id)
-                send(result_message(result, call.id))
-            case ToolCallFinished(call=call, result=result):
-                # A client call the server settled without asking the client (the policy denied it,
-                # its arguments were invalid, the tool is unknown, the run stopped first) is shown
-                # to the client as a server call with its outcome, so its timeline misses no call.
-                # Successes without a request are the runtime's own (a group expanded): not shown.
-                conversation = self.conversation
-                if (request_id := conversation.dispatched.pop(call.id, None)) is not None:
-                    if call.id in conversation.answered:
-                        conversation.answered.discard(call.id)
-                        return False
-                    # Settled without the client's answer (its deadline, a stop, the client gone):
-                    # the client may still run it; it should stop, and send no result.
-                    code = result.wire_code or "canceled"
-                    send(ToolUseCancel(id=request_id, code=code, reason=result.error or result.message))
-                    return True
-                if result.success:
-                    return False
-                send(
-                    ToolUseRequest(
-                        id=call.id,
-                        tool_name=call.name,
-                        arguments=dict(call.arguments),
-                        execution="server",
-                        call_id=call.id,
-                    )
-                )
-                send(result_message(result, call.id))
-            case RunFinished(result=result):
-                if self.answer_id is not None:
-                    send(AssistantSentence(message_id=self.answer_id, sequence=self.sentence, text="", is_final=True))
-                # Streamed, the answer is not sent again as a whole (a client would show it twice),
-                # unless the client asked for it (`wholeAnswers`). A terminal result's message was
-                # never streamed: it is sent whole.
-                streamed = self.streaming and result.reason == "answer"
-                if result.output and (not streamed or self.conversation.whole_answers):
-                    send(
-                        AssistantMessageBody(
-                            id="msg_" + secrets.token_hex(8), content=result.output, previous_id=self.message_id
-                        )
-                    )
-                send(
-                    self.status(
-                        "finished", reason=result.reason, detail=result.detail or None, output=result.output or None
-                    )
-                )
-            case _:
-                return False
-        return True
