@@ -233,6 +233,31 @@ async def test_duplicate_call_ids_from_the_model_are_replaced():
     assert ids[0] == "same" and ids[1].startswith("call_")
 
 
+async def test_a_call_id_used_in_an_earlier_run_of_the_thread_is_replaced():
+    model = ScriptedModel(
+        [[call("get_weather", "same", city="A")], "ok", [call("get_weather", "same", city="B")], "ok"]
+    )
+    agent = Agent(model, tools=[get_weather])
+    await run(agent, "first", thread="t1")
+    second = await run(agent, "second", thread="t1")
+    assistant = second.new_messages[1]
+    assert isinstance(assistant, AssistantMessage) and assistant.tool_calls[0].id.startswith("call_")
+
+
+async def test_a_thread_made_again_under_its_id_has_its_own_call_ids():
+    # The runner keeps each thread's call ids between runs: a thread deleted and written anew is read anew.
+    script = [[call("get_weather", "kept", city="A")], "ok", "ok", [call("get_weather", "new", city="B")], "ok"]
+    agent = Agent(ScriptedModel(script), tools=[get_weather])
+    await run(agent, "first", thread="t1")
+    await run(agent, "again", thread="t1")  # (it knows the thread's ids up to the first run's "ok")
+    await agent.store.delete_thread("t1")
+    await agent.store.append_messages("t1", [UserMessage("earlier"), AssistantMessage("", (call("x", "new"),))])
+    await agent.store.append_messages("t1", [ToolResultMessage("x", ToolResult.ok("new", 1)), AssistantMessage("ok")])
+    second = await run(agent, "second", thread="t1")
+    assistant = second.new_messages[1]
+    assert isinstance(assistant, AssistantMessage) and assistant.tool_calls[0].id != "new"
+
+
 # -- self-correction ---------------------------------------------------------------------------
 
 

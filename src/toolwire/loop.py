@@ -35,7 +35,7 @@ from .ledger import run_is_open
 from .models import Model, ToolChoice
 from .pipeline import Filter, Pipeline
 from .policy import PermissionPolicy
-from .runs import STORED, RunLoop, Stored, new_id
+from .runs import STORED, CallIds, RunLoop, Stored, new_id
 from .store import Store, memory_store
 from .streaming import stream_events
 from .telemetry import Telemetry
@@ -144,6 +144,7 @@ class Agent(RunLoop):
         """Every toolset the runs bind, in order (an earlier one's tool wins a name)."""
         self._thread_turns = ThreadTurns()
         self.telemetry = telemetry if telemetry is not None else Telemetry()
+        self.call_ids = CallIds()
         """Where the runs' spans and metrics go (see `toolwire.telemetry`)."""
 
     def add_toolsets(self, toolsets: Iterable[Toolset]) -> None:

@@ -80,6 +80,7 @@ class RunLoop:
     tool_choice: ToolChoice
     max_resume_attempts: int
     telemetry: Telemetry
+    call_ids: CallIds
 
     async def _turns(
         self,
@@ -119,7 +120,7 @@ class RunLoop:
             raise RuntimeError(f"thread {thread_id}: a prompt was stored after calls that have no results")
         if unfinished is not None:
             await self._finish(thread_id, unfinished, history, cancellation, emit, surface, trace)
-        seen = {call.id for message in history if isinstance(message, AssistantMessage) for call in message.tool_calls}
+        seen = self.call_ids.of(thread_id, history)
         if stored is not None:
             history.append(stored)  # (put back: it is stored)
         elif isinstance(prompt, str):
@@ -418,6 +419,41 @@ def _first_terminal(results: Sequence[ToolResult]) -> ToolResult | None:
         if is_terminal_result(result):
             return result
     return None
+
+
+class CallIds:
+    """The tool call ids of recent threads' transcripts, so that a run need not scan a long transcript whole.
+
+    A transcript only grows: each thread's set is brought up to date from the messages added
+    since it was last asked for, when the message it ended with then is still in its place, the
+    very same object (the memory store and `SqliteStore`'s decoded transcripts hand out the same
+    objects; a thread deleted and written anew under its id, or a store that decodes every load,
+    is scanned whole).
+    """
+
+    __slots__ = ("_known", "threads")
+
+    def __init__(self, threads: int = 256) -> None:
+        self.threads = threads
+        """How many threads' sets are kept (the least recently used go first)."""
+        self._known: dict[str, tuple[int, Message | None, set[str]]] = {}
+
+    def of(self, thread_id: str, history: Sequence[Message]) -> set[str]:
+        """The ids of the calls in `history` (the thread's transcript); the run adds its own calls' ids to it."""
+        start, ids = 0, set[str]()
+        known = self._known.pop(thread_id, None)
+        if known is not None:
+            length, last, kept = known
+            if length <= len(history) and (length == 0 or history[length - 1] is last):
+                start, ids = length, kept
+        for index in range(start, len(history)):
+            message = history[index]
+            if isinstance(message, AssistantMessage) and message.tool_calls:
+                ids.update(call.id for call in message.tool_calls)
+        self._known[thread_id] = (len(history), history[-1] if history else None, ids)  # (last: most recent)
+        if len(self._known) > self.threads:
+            del self._known[next(iter(self._known))]
+        return ids
 
 
 def _fresh_ids(calls: Sequence[ToolCall], seen: set[str]) -> tuple[ToolCall, ...]:

@@ -298,3 +298,34 @@ async def test_a_store_dropped_without_aclose_ends_its_checkpoint_thread(tmp_pat
     gc.collect()
     thread.join(timeout=5)
     assert not thread.is_alive()
+
+
+# -- decoded transcripts kept between loads ----------------------------------------------------
+
+
+async def test_a_transcript_loaded_before_shows_what_another_store_appended_since(tmp_path: Path) -> None:
+    async with SqliteStore(tmp_path / "db.sqlite3") as store, SqliteStore(tmp_path / "db.sqlite3") as other:
+        await store.append_messages("t1", [UserMessage("one")])
+        assert await store.load_messages("t1") == [UserMessage("one")]
+        await other.append_messages("t1", [AssistantMessage("two"), UserMessage("three")])
+        assert await store.load_messages("t1") == [UserMessage("one"), AssistantMessage("two"), UserMessage("three")]
+
+
+async def test_a_thread_another_store_deleted_and_wrote_anew_is_loaded_anew(tmp_path: Path) -> None:
+    async with SqliteStore(tmp_path / "db.sqlite3") as store, SqliteStore(tmp_path / "db.sqlite3") as other:
+        await store.append_messages("t1", [UserMessage("old"), AssistantMessage("old answer")])
+        await store.load_messages("t1")
+        await other.delete_thread("t1")
+        await other.append_messages("t1", [UserMessage("new"), AssistantMessage("new answer"), UserMessage("more")])
+        assert await store.load_messages("t1") == [
+            UserMessage("new"),
+            AssistantMessage("new answer"),
+            UserMessage("more"),
+        ]
+
+
+async def test_changing_a_loaded_transcript_changes_nothing_stored(tmp_path: Path) -> None:
+    async with SqliteStore(tmp_path / "db.sqlite3") as store:
+        await store.append_messages("t1", [UserMessage("one")])
+        (await store.load_messages("t1")).append(UserMessage("not stored"))
+        assert await store.load_messages("t1") == [UserMessage("one")]

@@ -45,7 +45,7 @@ from typing import Any, Final, Self
 
 from ..envelopes import ToolCall, ToolResult
 from ..errors import UsageError
-from ..messages import Message, ToolResultMessage, message_from_dict
+from ..messages import Message, ToolResultMessage
 from ..policy import Grant
 from .batching import GroupCommit
 from .checkpoints import Checkpointer
@@ -54,6 +54,7 @@ from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRe
 from .rows import grant_from_row, ledger_entry_from_row, thread_key
 from .sqlite_schema import SCHEMA_VERSION, dumps, migrate, transaction
 from .sqlite_wire import SavedWire, load_wire, save_wire, wire_parts
+from .transcripts import Transcripts
 
 __all__ = ["FILENAME", "SCHEMA_VERSION", "SqliteStore"]
 
@@ -134,7 +135,9 @@ class SqliteStore(LocalLeases):
         self._checkpointer: Checkpointer | None = None
         self._outboxes: dict[str, SavedWire] = {}
         """Per thread, the `version` token and the outbox frames of this store's last save."""
-        self._group = GroupCommit(self._write, self._outboxes.clear)
+        self._transcripts = Transcripts()
+        """The decoded transcripts of recently loaded threads (a load decodes only the rows added since)."""
+        self._group = GroupCommit(self._write, self._forget)
         """Saves of the protocol state (one before each frame a server writes) share transactions."""
 
     @classmethod
@@ -143,6 +146,11 @@ class SqliteStore(LocalLeases):
         directory = Path(data_dir)
         directory.mkdir(parents=True, exist_ok=True)
         return cls(directory / FILENAME, busy_timeout=busy_timeout)
+
+    def _forget(self) -> None:
+        """A shared transaction rolled back: what was remembered of its writes may not be in the file."""
+        self._outboxes.clear()
+        self._transcripts.clear()
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
@@ -204,6 +212,7 @@ class SqliteStore(LocalLeases):
     async def delete_thread(self, thread_id: str) -> bool:
         """Delete the thread and everything kept of it (every table), in one transaction; True if it existed."""
         self._outboxes.pop(thread_id, None)
+        self._transcripts.forget(thread_id)
         with self._write() as db:
             for table in _THREAD_TABLES:
                 db.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
@@ -220,8 +229,7 @@ class SqliteStore(LocalLeases):
 
     async def load_messages(self, thread_id: str) -> list[Message]:
         """Return the thread's transcript, oldest first (empty for a new thread)."""
-        rows = self._connection().execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,))
-        return [message_from_dict(json.loads(body)) for (body,) in rows]
+        return self._transcripts.load(self._connection(), thread_id)
 
     async def append_messages(self, thread_id: str, messages: Sequence[Message]) -> None:
         """Append messages to the thread's transcript in one transaction."""
