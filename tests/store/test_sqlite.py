@@ -18,7 +18,7 @@ import pytest
 from toolwire import ToolCall, ToolResult, UsageError
 from toolwire.envelopes import arguments_hash
 from toolwire.errors import EnvelopeError
-from toolwire.messages import AssistantMessage, UserMessage
+from toolwire.messages import AssistantMessage, Message, UserMessage
 from toolwire.protocol import Sequencing
 from toolwire.store import CallState, LedgerEntry
 from toolwire.store.sqlite import _CHECKPOINT_EVERY, FILENAME, SCHEMA_VERSION, SqliteStore
@@ -146,7 +146,7 @@ CRASHING_WRITER = textwrap.dedent(
     import os, sys
     import anyio
     from toolwire import ToolCall
-    from toolwire.messages import AssistantMessage, UserMessage
+    from toolwire.messages import AssistantMessage, Message, UserMessage
     from toolwire.store import LedgerEntry
     from toolwire.store.sqlite import SqliteStore
 
@@ -329,3 +329,15 @@ async def test_changing_a_loaded_transcript_changes_nothing_stored(tmp_path: Pat
         await store.append_messages("t1", [UserMessage("one")])
         (await store.load_messages("t1")).append(UserMessage("not stored"))
         assert await store.load_messages("t1") == [UserMessage("one")]
+
+
+async def test_two_stores_appending_in_turn_to_one_thread_keep_every_message_in_order(tmp_path: Path) -> None:
+    # Each knows the next `seq` of the thread it appended to; the other's rows make it read it again.
+    expected: list[Message] = []
+    async with SqliteStore(tmp_path / "db.sqlite3") as one, SqliteStore(tmp_path / "db.sqlite3") as two:
+        for index in range(3):
+            mine, theirs = [UserMessage(f"one {index}")], [AssistantMessage(f"two {index}"), UserMessage("and")]
+            await one.append_messages("t1", mine)
+            await two.append_messages("t1", theirs)
+            expected += mine + theirs
+        assert await one.load_messages("t1") == expected

@@ -118,7 +118,8 @@ class ThreadInfo:
     created_at: float
     """When the thread was created, in seconds since the Unix epoch."""
     updated_at: float
-    """Its last activity: when a message was last appended (its creation before that)."""
+    """Its last activity: when a user's message or an answer was last appended (its creation before that);
+    a tool call's messages leave it as it was (on SQLite; the memory store counts every message)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,8 +36,8 @@ import os
 import sqlite3
 import time
 import weakref
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Generator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -74,6 +74,11 @@ _RECORD: Final = (
     " ON CONFLICT (thread_id, call_id) DO NOTHING"
 )
 _COMPLETE: Final = "UPDATE ledger SET state = ?, result = ? WHERE thread_id = ? AND call_id = ? AND state != ?"
+_NEXT_SEQ: Final = "SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE thread_id = ?"
+_KEPT_NUMBERINGS: Final = 10_000
+"""How many threads' next `seq` a store keeps (all forgotten at once past it)."""
+_KEPT: Final = "SELECT call_id, result FROM ledger WHERE thread_id = ? AND state = 'terminal' AND call_id IN ("
+"""The results that won of those of a thread's calls that are TERMINAL (their ids and `)` follow)."""
 _INFO_COLUMNS: Final = "id, principal, created_at, updated_at"
 _THREAD_TABLES: Final = (
     "messages",
@@ -136,6 +141,8 @@ class SqliteStore(LocalLeases):
         self._outboxes: dict[str, SavedWire] = {}
         """Per thread, the `version` token and the outbox frames of this store's last save."""
         self._transcripts = Transcripts()
+        self._next_seq: dict[str, int] = {}
+        """The next `seq` of the threads this store appended to (checked by the insert's key)."""
         """The decoded transcripts of recently loaded threads (a load decodes only the rows added since)."""
         self._group = GroupCommit(self._write, self._forget)
         """Saves of the protocol state (one before each frame a server writes) share transactions."""
@@ -148,9 +155,10 @@ class SqliteStore(LocalLeases):
         return cls(directory / FILENAME, busy_timeout=busy_timeout)
 
     def _forget(self) -> None:
-        """A shared transaction rolled back: what was remembered of its writes may not be in the file."""
+        """A transaction rolled back: what was remembered of its writes may not be in the file."""
         self._outboxes.clear()
         self._transcripts.clear()
+        self._next_seq.clear()
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
@@ -171,7 +179,16 @@ class SqliteStore(LocalLeases):
         if self._commits >= _CHECKPOINT_EVERY:
             self._commits = 0
             self._checkpointer.poke()
-        return transaction(db)
+        return self._transaction(db)
+
+    @contextmanager
+    def _transaction(self, db: sqlite3.Connection) -> Generator[sqlite3.Connection]:
+        try:
+            with transaction(db):
+                yield db
+        except BaseException:
+            self._forget()  # (what the writes remembered may be rolled back)
+            raise
 
     # -- threads and transcripts ----------------------------------------------------------------
 
@@ -213,6 +230,7 @@ class SqliteStore(LocalLeases):
         """Delete the thread and everything kept of it (every table), in one transaction; True if it existed."""
         self._outboxes.pop(thread_id, None)
         self._transcripts.forget(thread_id)
+        self._next_seq.pop(thread_id, None)
         with self._write() as db:
             for table in _THREAD_TABLES:
                 db.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
@@ -235,7 +253,39 @@ class SqliteStore(LocalLeases):
         """Append messages to the thread's transcript in one transaction."""
         bodies = [dumps(message.to_dict()) for message in messages]
         with self._write() as db:
-            _append(db, thread_id, bodies)
+            self._append(db, thread_id, bodies)
+
+    def _append(self, db: sqlite3.Connection, thread_id: str, bodies: Sequence[str], *, activity: bool = True) -> None:
+        """Append message bodies to a thread's transcript (inside a write transaction).
+
+        The next `seq` of a thread this store appended to is known; when another process appended
+        since, the insert meets its row and the thread's numbering is read again. `activity`: the
+        thread's last activity is now. A tool call's messages (the model asking for a batch, its
+        results) leave it as it was: the user's message and the answer set it, and the page and
+        index rows it rewrites cost a third of a tool call's writes.
+        """
+        if activity:
+            db.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (time.time(), thread_id))
+        if not bodies:
+            return
+        rows = ", ".join(["(?, ?, ?)"] * len(bodies))  # one statement: a conflict leaves no row behind
+
+        def insert(start: int) -> None:
+            values = [value for offset, body in enumerate(bodies) for value in (thread_id, start + offset, body)]
+            db.execute(f"INSERT INTO messages (thread_id, seq, body) VALUES {rows}", values)
+
+        start = self._next_seq.pop(thread_id, None)
+        if start is not None:
+            try:
+                insert(start)
+            except sqlite3.IntegrityError:  # another process appended since
+                start = None
+        if start is None:
+            (start,) = db.execute(_NEXT_SEQ, (thread_id,)).fetchone()
+            insert(start)
+        if len(self._next_seq) >= _KEPT_NUMBERINGS:
+            self._next_seq.clear()
+        self._next_seq[thread_id] = start + len(bodies)
 
     # -- the call ledger ------------------------------------------------------------------------
 
@@ -250,7 +300,7 @@ class SqliteStore(LocalLeases):
         body = dumps(message.to_dict())
         rows = [_ledger_row(entry) for entry in entries]
         with self._write() as db:
-            _append(db, thread_id, [body])
+            self._append(db, thread_id, [body], activity=False)
             db.executemany(_RECORD, rows)
 
     async def complete_batch(
@@ -260,18 +310,25 @@ class SqliteStore(LocalLeases):
 
         The first terminal result wins; each message carries the result that won. Returns the messages.
         """
-        messages: list[ToolResultMessage] = []
+        texts = [dumps(result.to_dict()) for result in results]
         with self._write() as db:
-            for call, result in zip(calls, results, strict=True):
-                cursor = db.execute(_COMPLETE, (_TERMINAL, dumps(result.to_dict()), thread_id, call.id, _TERMINAL))
-                if cursor.rowcount != 1:  # an earlier result won (or the call was never recorded)
-                    row = db.execute(
-                        "SELECT result FROM ledger WHERE thread_id = ? AND call_id = ?", (thread_id, call.id)
-                    ).fetchone()
-                    if row is not None and row[0] is not None:
-                        result = ToolResult.from_dict(json.loads(row[0]))
+            if len(calls) == 1:  # (the usual batch: one statement, and a second only when another result won)
+                cursor = db.execute(_COMPLETE, (_TERMINAL, texts[0], thread_id, calls[0].id, _TERMINAL))
+                kept = {} if cursor.rowcount == 1 else dict(db.execute(_KEPT + "?)", (thread_id, calls[0].id)))
+            else:  # the calls a result was recorded for already (`complete_call`, as each was decided)
+                marks = ", ".join("?" * len(calls))
+                kept = dict(db.execute(_KEPT + marks + ")", (thread_id, *(call.id for call in calls))))
+                rows = [
+                    (_TERMINAL, text, thread_id, call.id, _TERMINAL) for call, text in zip(calls, texts, strict=True)
+                ]
+                db.executemany(_COMPLETE, [row for row in rows if row[3] not in kept])
+            messages: list[ToolResultMessage] = []
+            for call, result, text in zip(calls, results, texts, strict=True):
+                won = kept.get(call.id)
+                if won is not None and won != text:  # an earlier result won (not this very one, recorded before)
+                    result = ToolResult.from_dict(json.loads(won))
                 messages.append(ToolResultMessage(call.name, result))
-            _append(db, thread_id, [dumps(message.to_dict()) for message in messages])
+            self._append(db, thread_id, [dumps(message.to_dict()) for message in messages], activity=False)
         return messages
 
     async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
@@ -292,11 +349,20 @@ class SqliteStore(LocalLeases):
             )
 
     async def complete_call(self, thread_id: str, call_id: str, result: ToolResult) -> bool:
-        """Record the call's result; True if this was the first terminal result (it wins)."""
+        """Record the call's result; True if this was the first terminal result (it wins).
+
+        Returns once it is committed; the results decided during one turn of the event loop (a
+        batch's quick calls) share one transaction (`GroupCommit`).
+        """
         body = dumps(result.to_dict())
-        with self._write() as db:
-            cursor = db.execute(_COMPLETE, (_TERMINAL, body, thread_id, call_id, _TERMINAL))
-        return cursor.rowcount == 1
+        won = False
+
+        def write(db: sqlite3.Connection) -> None:
+            nonlocal won
+            won = db.execute(_COMPLETE, (_TERMINAL, body, thread_id, call_id, _TERMINAL)).rowcount == 1
+
+        await self._group.submit(write)
+        return won
 
     async def get_call(self, thread_id: str, call_id: str) -> LedgerEntry | None:
         """Return the ledger entry of a call."""
@@ -465,7 +531,7 @@ class SqliteStore(LocalLeases):
             wire = write
 
             def write(db: sqlite3.Connection) -> None:
-                _append(db, thread_id, bodies)
+                self._append(db, thread_id, bodies)
                 wire(db)
 
         await self._group.submit(write)
@@ -507,13 +573,3 @@ class SqliteStore(LocalLeases):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
-
-
-def _append(db: sqlite3.Connection, thread_id: str, bodies: Sequence[str]) -> None:
-    """Append message bodies to a thread's transcript, its last activity now (inside a write transaction)."""
-    db.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (time.time(), thread_id))
-    (start,) = db.execute("SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE thread_id = ?", (thread_id,)).fetchone()
-    db.executemany(
-        "INSERT INTO messages (thread_id, seq, body) VALUES (?, ?, ?)",
-        [(thread_id, start + offset, body) for offset, body in enumerate(bodies)],
-    )

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+from pydantic_core import PydanticSerializationError, to_json
+
 from ..errors import EnvelopeError, UsageError
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "dumps", "migrate", "transaction"]
@@ -23,9 +25,12 @@ _log = logging.getLogger("toolwire.store")
 
 
 def dumps(value: Any) -> str:
-    """The JSON text of a stored value."""
-    # ASCII only: a lone surrogate (a model can send "\ud800") is escaped instead of failing to encode.
-    return json.dumps(value, separators=(",", ":"))
+    """The JSON text of a stored value (a JSON-safe form: `to_dict()`'s)."""
+    try:
+        return to_json(value).decode()  # (5× `json.dumps`: several values per tool call)
+    except PydanticSerializationError:
+        # A lone surrogate (a model can send "\ud800") is no UTF-8: escaped, in ASCII.
+        return json.dumps(value, separators=(",", ":"))
 
 
 def _migrate_to_1(db: sqlite3.Connection) -> None:
@@ -103,6 +108,14 @@ def _migrate_to_7(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX threads_principal ON threads (principal, updated_at)")
 
 
+def _migrate_to_8(db: sqlite3.Connection) -> None:
+    """Drop the index of the ledger by state: a thread's open calls are found through its calls' own key.
+
+    Kept up to date, it cost every call two more pages written (the call recorded, then settled).
+    """
+    db.execute("DROP INDEX IF EXISTS ledger_open")
+
+
 MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (
     _migrate_to_1,
     _migrate_to_2,
@@ -111,6 +124,7 @@ MIGRATIONS: Final[tuple[Callable[[sqlite3.Connection], None], ...]] = (
     _migrate_to_5,
     _migrate_to_6,
     _migrate_to_7,
+    _migrate_to_8,
 )
 """`MIGRATIONS[n]` brings a file from schema version `n` to `n + 1`; append, never edit."""
 
