@@ -107,7 +107,10 @@ channel = await FakeClient(agent, handlers={"OpenFile": lambda arguments: "opene
         before={1: "url, token = os.environ['TOOLWIRE_URL'], os.environ['TOOLWIRE_TOKEN']\n"},
     ),
     "docs/configuration.md": Page(
-        before={0: "import pathlib\n\npathlib.Path('tokens.txt').write_text('alice alice-token-0123456789abcdef\\n')\n"}
+        before={
+            0: "import pathlib\n\npathlib.Path('tokens.txt').write_text('alice alice-token-0123456789abcdef\\n')\n",
+            2: SCRIPTED,
+        }
     ),
     "docs/mcp-serve.md": Page(
         before={

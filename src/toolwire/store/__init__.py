@@ -23,7 +23,7 @@ two interfaces write in one transaction, one backend implements both: `WireState
 moves ledger entries (`dispatched=`, `answered=`) in the transaction that saves the protocol
 state, so it belongs to the backend of the `ThreadStore`.
 
-Implementations: `MemoryStore` (one process, the default: `memory_store()`), `SqliteStore` (one
+Implementations: `MemoryStore` (one process, bounded, the default: `memory_store()`), `SqliteStore` (one
 file, WAL), `PostgresStore` (shared by several server replicas). Each is also a `LeaseStore`;
 only `PostgresStore` fences its writes with the leases it holds (`toolwire.errors.Fenced`).
 Code outside this package types its parameters with these interfaces; only the entry
@@ -106,6 +106,10 @@ class ThreadStore(Protocol):
         interfaces too (a `Store`), its one-time approvals, grants and remembered denials, its
         client tool state and its protocol state. A lease is kept (an epoch never repeats).
         Whoever serves the conversation must have stopped first: the store does not know.
+
+        Call it to give a finished thread's memory (or rows) back: the persistent stores keep a
+        thread until then; `MemoryStore` also drops finished threads by itself past its bound
+        (`max_threads`).
         """
         ...
 
@@ -340,7 +344,10 @@ class Store(ThreadStore, ApprovalStore, ClientStateStore, WireStateStore, Protoc
 
 
 def memory_store() -> Store:
-    """Return a new `MemoryStore`: threads live as long as the process (the `Agent` default)."""
+    """Return a new `MemoryStore` (the `Agent` default): the latest 1,000 threads, in process memory.
+
+    Past 1,000 threads, the least recently used finished ones are dropped (see `MemoryStore`).
+    """
     global _memory_store
     if _memory_store is None:  # the interfaces load no implementation until one is asked for
         from .memory import MemoryStore

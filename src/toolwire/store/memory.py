@@ -1,4 +1,9 @@
-"""`MemoryStore`: every store interface in process memory, the default for a single process and for tests."""
+"""`MemoryStore`: every store interface in process memory, the default for a single process and for tests.
+
+It keeps the latest `max_threads` threads (1,000 by default), and drops the least recently used
+*finished* ones beyond that (`toolwire.store.retention`): a process that runs for weeks does not
+grow with every run it answered.
+"""
 
 from __future__ import annotations
 
@@ -11,22 +16,52 @@ from typing import Any
 
 from ..envelopes import ToolCall, ToolResult
 from ..errors import UsageError
+from ..ledger import run_is_open
 from ..messages import Message, ToolResultMessage
-from ..policy import MemoryApprovalStore
+from ..policy import Grant, MemoryApprovalStore
 from .local_leases import LocalLeases
 from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord, ThreadInfo
+from .retention import DEFAULT_MAX_THREADS, Retention
 
-__all__ = ["MemoryStore"]
+__all__ = ["DEFAULT_MAX_THREADS", "MemoryStore"]
 
 _NO_RUN = RunRecord()
 _GONE = object()
 
 
 class MemoryStore(MemoryApprovalStore, LocalLeases):
-    """Threads, transcripts, ledger, approvals and grants in dictionaries; gone with the process."""
+    """Threads, transcripts, ledger, approvals and grants in dictionaries; gone with the process.
 
-    def __init__(self) -> None:
+    A store of bounded size by default: past `max_threads` threads, each new thread makes the least
+    recently used *finished* threads go, with everything kept of them (as `delete_thread`: their
+    transcript, ledger, run record, approvals, grants, remembered denials, client tool state and
+    protocol state). A thread is used when it is created, read (`load_messages`) or written.
+
+    A thread is finished when it has messages, its last run ended (`toolwire.ledger.run_is_open`
+    is False: the transcript ends with the model's answer, or the run was closed), none of its
+    calls is open in the ledger, no server holds its protocol state (saved or loaded, and not
+    released since: `release_wire_state`) and no lease on it is live. Any other thread is kept,
+    however many there are: while more than `max_threads` are in use, the store holds more.
+    A thread continued after it was dropped starts afresh, with an empty transcript.
+
+    Args:
+        max_threads: Threads kept at most (the least recently used finished ones beyond it are
+            dropped); None keeps every thread as long as the process lives.
+        max_idle: Seconds after its last use a finished thread is dropped, when the next new
+            thread comes in; None (the default) drops by count only.
+
+    Raises:
+        UsageError: `max_threads` below 1 or `max_idle` below 0.
+    """
+
+    def __init__(self, *, max_threads: int | None = DEFAULT_MAX_THREADS, max_idle: float | None = None) -> None:
         super().__init__()
+        self.retention = Retention(max_threads=max_threads, max_idle=max_idle, finished=self._finished, drop=self._drop)
+        """Which threads the store keeps (`max_threads`, `max_idle`), least recently used first."""
+        self._held: set[str] = set()
+        """Conversations whose protocol state a server holds (saved or loaded, not released)."""
+        self._approved: set[str | None] = set()
+        """Threads with one-time approvals, grants or remembered denials (few: each is looked up to drop)."""
         self._principals: dict[str, str | None] = {}
         self._messages: dict[str, list[Message]] = {}
         # The ledger by thread, then call id (recording order); a call's result is kept beside
@@ -41,6 +76,7 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
 
     async def create_thread(self, thread_id: str, *, principal: str | None = None) -> bool:
         """Create the thread if it does not exist; True if it was created now."""
+        self.retention.use(thread_id)
         if thread_id in self._principals:
             return False
         self._principals[thread_id] = principal
@@ -75,14 +111,56 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
         return ThreadInfo(thread_id, self._principals[thread_id], created, updated)
 
     async def delete_thread(self, thread_id: str) -> bool:
-        """Delete the thread and everything kept of it; True if it existed."""
+        """Delete the thread and everything kept of it; True if it existed.
+
+        A finished thread is dropped this way when it is past the store's bounds (`max_threads`,
+        `max_idle`); call it to free a thread's memory sooner.
+        """
+        return self._drop(thread_id)
+
+    def _drop(self, thread_id: str) -> bool:
         existed = self._principals.pop(thread_id, _GONE) is not _GONE
         for kept in (self._messages, self._ledger, self._results, self._client_states, self._wire_states):
             kept.pop(thread_id, None)
         self._runs.pop(thread_id, None)
         self._times.pop(thread_id, None)
-        self._forget_approvals(thread_id)
+        self._held.discard(thread_id)
+        self.retention.forget(thread_id)
+        if thread_id in self._approved:
+            self._approved.discard(thread_id)
+            self._forget_approvals(thread_id)
         return existed
+
+    def _finished(self, thread_id: str) -> bool:
+        """Whether the thread may be dropped: it ran, and nothing of it is open or in use (see the class)."""
+        history = self._messages.get(thread_id)
+        if not history or thread_id in self._held or run_is_open(history, self._runs.get(thread_id, _NO_RUN)):
+            return False
+        leases = self._local_leases
+        if leases is not None and (lease := leases.get(thread_id)) is not None and lease.expires_at > time.time():
+            return False
+        calls = self._ledger.get(thread_id)
+        if not calls:
+            return True
+        results = self._results.get(thread_id, {})
+        return len(results) == len(calls) or not any(
+            entry.state is not CallState.TERMINAL and call_id not in results for call_id, entry in calls.items()
+        )
+
+    async def approve_once(self, thread_id: str | None, call_id: str, tool: str, args_hash: str) -> None:
+        """Record a one-time approval for exactly this call."""
+        self._approved.add(thread_id)
+        await super().approve_once(thread_id, call_id, tool, args_hash)
+
+    async def grant(self, thread_id: str | None, tool: str, *, explicit: bool = True) -> Grant:
+        """Allow `tool` for the rest of the thread."""
+        self._approved.add(thread_id)
+        return await super().grant(thread_id, tool, explicit=explicit)
+
+    async def remember_denial(self, thread_id: str | None, tool: str, args_hash: str, reason: str) -> None:
+        """Remember that this tool with these arguments was refused in the thread."""
+        self._approved.add(thread_id)
+        await super().remember_denial(thread_id, tool, args_hash, reason)
 
     def _forget_approvals(self, thread_id: str) -> None:
         """Drop the thread's one-time approvals, grants and remembered denials."""
@@ -92,6 +170,8 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
 
     async def load_messages(self, thread_id: str) -> list[Message]:
         """Return a copy of the thread's transcript."""
+        if thread_id in self.retention:
+            self.retention.use(thread_id)
         return list(self._messages.get(thread_id, ()))
 
     async def append_messages(self, thread_id: str, messages: Sequence[Message]) -> None:
@@ -99,6 +179,7 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
         self._append(thread_id, messages)
 
     def _append(self, thread_id: str, messages: Sequence[Message]) -> None:
+        self.retention.use(thread_id)
         transcript = self._messages.get(thread_id)
         if transcript is None:
             transcript = self._messages[thread_id] = []
@@ -114,6 +195,7 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
         for entry in entries:
             calls = self._ledger.get(entry.thread_id)
             if calls is None:
+                self.retention.use(entry.thread_id)
                 calls = self._ledger[entry.thread_id] = {}
             calls.setdefault(entry.call.id, entry)
 
@@ -206,6 +288,7 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
         if state is None:
             self._client_states.pop(thread_id, None)
         else:
+            self.retention.use(thread_id)
             self._client_states[thread_id] = json.dumps(state, separators=(",", ":"))
 
     def _result(self, thread_id: str, call_id: str) -> ToolResult | None:
@@ -213,12 +296,19 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
         return None if results is None else results.get(call_id)
 
     async def load_wire_state(self, thread_id: str) -> dict[str, Any] | None:
-        """Return the server's protocol state of the conversation (None when there is none)."""
+        """Return the server's protocol state of the conversation (None when there is none).
+
+        The conversation is then held (never dropped to keep the store in its bounds) until
+        `release_wire_state`.
+        """
+        self._held.add(thread_id)
+        self.retention.use(thread_id)
         saved = self._wire_states.get(thread_id)
         return None if saved is None else marshal.loads(saved)
 
     def release_wire_state(self, thread_id: str) -> None:
-        """Nothing to drop: this store is the memory that keeps the state."""
+        """Let the conversation go: the state stays, and the thread may be dropped once it is finished."""
+        self._held.discard(thread_id)
 
     async def save_wire_state(
         self,
@@ -229,7 +319,12 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
         answered: Mapping[str, Mapping[str, Any]] | None = None,
         appended: Sequence[Message] = (),
     ) -> frozenset[str]:
-        """Replace the conversation's protocol state; None deletes it; move `dispatched` and `answered` calls on."""
+        """Replace the conversation's protocol state; None deletes it; move `dispatched` and `answered` calls on.
+
+        The conversation is then held, as by `load_wire_state`.
+        """
+        self._held.add(thread_id)
+        self.retention.use(thread_id)
         if appended:
             self._append(thread_id, appended)
         for call_id in dispatched:
@@ -256,4 +351,5 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
 
     async def save_run(self, thread_id: str, record: RunRecord) -> None:
         """Replace how the thread's last run stands."""
+        self.retention.use(thread_id)
         self._runs[thread_id] = record
