@@ -478,8 +478,14 @@ class SqliteStore(LocalLeases):
         return load_wire(self._connection(), thread_id)
 
     def release_wire_state(self, thread_id: str) -> None:
-        """Forget the outbox of this store's last save of the thread (the next save writes it whole)."""
+        """Forget what this store keeps in memory of the conversation: nothing in this process uses it now.
+
+        The outbox of its last save (the next save writes it whole), its decoded transcript and its
+        next message number: a server's memory goes back when its conversations end.
+        """
         self._outboxes.pop(thread_id, None)
+        self._transcripts.forget(thread_id)
+        self._next_seq.pop(thread_id, None)
 
     async def save_wire_state(
         self,
