@@ -196,8 +196,7 @@ async def run_sync(
     With `gather`, the call waits for the gather's `close()` to start with the others.
     """
     loop = asyncio_loop()
-    claim = _claimer() if loop is not None else None
-    if loop is None or claim is None:  # not on asyncio (trio): anyio's hop
+    if loop is None or (_claim is None and _claimer() is None):  # not on asyncio (trio): anyio's hop
         from anyio import to_thread
 
         return await guarded(to_thread.run_sync(function, abandon_on_cancel=True), seconds, cancellation)
