@@ -27,7 +27,8 @@ same results:
   starts in the current task, and only from the first one that waits do the rest get tasks (in
   one `asyncio.TaskGroup`; an anyio task group costs ~11 µs more per task).
 
-Off asyncio (trio) the plain versions run.
+Off asyncio (trio) the plain versions run. `toolwire._workers.run_sync`, the worker-thread hop of
+sync tools, is a trick of the same kind, in a module of its own.
 """
 
 from __future__ import annotations
