@@ -6,7 +6,8 @@ the same outcomes: the function's value, its exception, or `INTERRUPTED` when th
 or the cancellation fires first (the thread, which cannot be interrupted, is abandoned and its
 late result dropped); a cancellation of the awaiting task from outside propagates.
 
-Why not anyio's hop (≈ 115 µs CPU per call on the 2-core machine, against ≈ 40 for this one): it
+Why not anyio's hop (on the 2-core machine, hop after hop: ≈ 90–115 µs CPU, against ≈ 40 for this
+one; in the agent loop, guarded: ≈ 145 µs against ≈ 60; docs/benchmarks.md, "Sync tools"): it
 passes through the loop once more for its checkpoint, enters a capacity limiter and a cancel scope,
 and hands the job over through a `queue.Queue`; guarding it (`_fast.guarded`) then drives the
 coroutine step by step and interrupts it with `task.cancel()`. Here the call is an asyncio future
@@ -23,9 +24,11 @@ seconds, and once a call has been running that long, the calls not started yet e
 of their own and the results already there are delivered. Each call keeps its own deadline,
 cancellation and result; one that is interrupted before its turn never runs.
 
-Threads: at most `MAX_THREADS` run calls at once (anyio's default limit); more jobs wait for one.
-A thread idle for `IDLE_FOR` seconds ends when the next job is handed out. They are daemon
-threads: an abandoned call does not keep the process from exiting.
+Threads: at most `MAX_THREADS` run calls at once in the process (anyio's default limit, per loop
+there); more jobs wait for one, and their calls' deadlines run meanwhile. An abandoned call keeps
+its thread, and counts, until its function returns. A thread idle for `IDLE_FOR` seconds ends when
+the next job is handed out. They are daemon threads: an abandoned call does not keep the process
+from exiting.
 """
 
 from __future__ import annotations
