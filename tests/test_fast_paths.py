@@ -388,6 +388,7 @@ async def test_a_sync_function_sees_the_callers_context_variables(run_sync: RunS
 async def test_a_sync_function_can_call_back_into_the_event_loop(run_sync: RunSync) -> None:
     loop_thread = threading.get_ident()
     assert await run_sync(lambda: anyio.from_thread.run_sync(threading.get_ident), FOREVER) == loop_thread
+    assert await run_sync(anyio.from_thread.check_cancelled, FOREVER) is None
 
 
 @pytest.mark.asyncio_only

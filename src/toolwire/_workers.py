@@ -37,7 +37,8 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
 from contextvars import copy_context
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
@@ -141,12 +142,20 @@ def _claimer() -> Callable[[asyncio.AbstractEventLoop], AbstractContextManager[A
     if _claim is None:
         try:
             from anyio._backends._asyncio import AsyncIOBackend
-            from anyio._core._eventloop import claim_worker_thread
+            from anyio._core._eventloop import claim_worker_thread, threadlocals
         except ImportError:  # pragma: no cover - anyio moved them
             return None
 
-        def claim(loop: asyncio.AbstractEventLoop) -> AbstractContextManager[Any]:
-            return claim_worker_thread(AsyncIOBackend, loop)
+        @contextmanager
+        def claim(loop: asyncio.AbstractEventLoop) -> Generator[None]:
+            with claim_worker_thread(AsyncIOBackend, loop):
+                # No anyio cancel scope waits on these calls: `from_thread.check_cancelled()` does not
+                # raise (a tool checks `ToolContext.cancelled`, which the deadline sets).
+                threadlocals.current_cancel_scope = None
+                try:
+                    yield
+                finally:
+                    del threadlocals.current_cancel_scope
 
         _claim = claim
     return _claim
