@@ -13,7 +13,7 @@ absolute limit where BENCHMARKS.md sets one (TW-3, TW-5, TW-6's 60 ms, TW-10's M
 a gate fails only when its median and its p25 both miss.
 
     .venv/bin/python bench/loop_bench.py [--rounds N] [--scale X] [--concurrent N] [--tw8-runs N]
-        [--only inproc,tw8,tw10] [--json PATH] [--markdown PATH | --no-markdown] [--note TEXT] [--strict]
+        [--only inproc,sync,tw8,tw10] [--json PATH] [--markdown PATH | --no-markdown] [--note TEXT] [--strict]
 
 The newest `bench/results/peers-*.json` (written by `bench/peers/run.py`) is read, if present, to
 compare toolwire with the best peer.
@@ -89,6 +89,7 @@ BASE_COUNTS: Final = {
     "t40": 20,
     "t20x8": 10,
     "thread": 8,
+    "thread8": 3,
     "validate": 20_000,
     "register": 30,
     "box100": 2,
@@ -98,6 +99,24 @@ BASE_COUNTS: Final = {
     "seq_t20": 100,
     "seq_t0": 1000,
 }
+
+SYNC_UNITS: Final = frozenset(
+    {
+        "tw/t0",
+        "tw/t20",
+        "tw/t20x8",
+        "tw-thread/t20",
+        "tw-inline/t20",
+        "tw-thread/t20x8",
+        "floor/t0",
+        "floor/t20",
+        "floor/t20x8",
+        "floor-thread/t20",
+        "floor-inline/t20",
+        "floor-thread/t20x8",
+    }
+)
+"""The units of `--only sync`: TW-1, TW-1s, TW-2 and TW-2s (plain `def` tools) and their floors."""
 
 # -- tools, scripts, models --------------------------------------------------------------------
 
@@ -159,8 +178,12 @@ class Unit:
 class Bench:
     """The in-process units: toolwire and the floor, built once."""
 
-    def __init__(self, counts: dict[str, int], concurrent: int, tool_count: int = 100) -> None:
+    def __init__(
+        self, counts: dict[str, int], concurrent: int, tool_count: int = 100, *, only_sync: bool = False
+    ) -> None:
         self.counts = counts
+        self.only_sync = only_sync
+        """Only the units of TW-1, TW-1s, TW-2 and TW-2s (`--only sync`: a short run)."""
         self.concurrent = concurrent
         self.tool_count = tool_count
         """TW-6's number of tools (100; fewer in the smoke test)."""
@@ -174,6 +197,7 @@ class Bench:
         self.sync_scripts = {
             "t20": script(TURNS, tool_name="add_sync"),
             "inline": script(TURNS, tool_name="add_inline"),
+            "t20x8": script(TURNS, WIDTH, tool_name="add_sync"),
         }
         self.floor_scripts = {
             "t0": FloorModel(floor_script(0)),
@@ -201,6 +225,12 @@ class Bench:
             u("tw/t20x8", "toolwire, 20 turns × 8 parallel calls", "t20x8", self.tw("t20x8")),
             u("tw-thread/t20", "toolwire, 20 × 1 call of a plain `def` (worker thread)", "thread", self.tw_sync("t20")),
             u("tw-inline/t20", "toolwire, 20 × 1 call of `@tool(inline=True) def`", "t20", self.tw_sync("inline")),
+            u(
+                "tw-thread/t20x8",
+                "toolwire, 20 turns × 8 parallel calls of a plain `def` (worker threads)",
+                "thread8",
+                self.tw_sync("t20x8"),
+            ),
             # the floor
             u("floor/t0", "floor, 0 turns", "t0", self.floor("t0")),
             u("floor/t20", "floor, 20 turns × 1 call", "t20", self.floor("t20")),
@@ -219,6 +249,12 @@ class Bench:
                 self.floor("t20", "thread"),
             ),
             u("floor-inline/t20", "floor, 20 × 1 call of the plain `def`, inline", "t20", self.floor("t20", "inline")),
+            u(
+                "floor-thread/t20x8",
+                "floor, 20 × 8 calls, each via `anyio.to_thread.run_sync` (`asyncio.TaskGroup`)",
+                "thread8",
+                self.floor("t20x8", "thread"),
+            ),
             # TW-5
             u("tw5/t0", "TW-5 full pipeline, `agent.stream()` consumed, 0 turns", "t0", self.tw5("stream", "t0")),
             u(
@@ -320,6 +356,8 @@ class Bench:
                 "batch",
             ),
         )
+        if only_sync:
+            self.units = tuple(item for item in self.units if item.name in SYNC_UNITS)
         self.by_name = {item.name: item for item in self.units}
 
     # toolwire
@@ -501,11 +539,17 @@ class Bench:
             bot.model = ScriptedModel(self.scripts[key])
             result = await bot.run(PROMPT)
             _check_result(result.reason, result.output, result.transcript, calls, f"tw/{key}")
-        for key, tools in (("t20", self.sync_tools), ("inline", self.inline_tools)):
+        for key, tools, calls in (
+            ("t20", self.sync_tools, TURNS),
+            ("inline", self.inline_tools, TURNS),
+            ("t20x8", self.sync_tools, TURNS * WIDTH),
+        ):
             bot = agent(tools)
             bot.model = ScriptedModel(self.sync_scripts[key])
             result = await bot.run(PROMPT)
-            _check_result(result.reason, result.output, result.transcript, TURNS, f"tw-sync/{key}")
+            _check_result(result.reason, result.output, result.transcript, calls, f"tw-sync/{key}")
+        if self.only_sync:
+            return
         bot = agent(self.tools, filters=[noop_filter] * FILTERS, policy=PermissionPolicy(allow=list(ToolMode)))
         bot.model = ScriptedModel(self.scripts["t20"])
         events = [event async for event in bot.stream(PROMPT)]
@@ -783,30 +827,26 @@ def derive(
     def add_figure(key: str, label: str, unit: str, values: list[float]) -> None:
         figures[key] = (label, unit, values)
 
+    rounds = range(len(cpu["tw/t0"]) if cpu else 0)
+
+    def per(fn: Callable[[int], float]) -> list[float]:
+        return [fn(r) for r in rounds]
+
+    def call(name: str, base: str, calls: int) -> Callable[[int], float]:
+        return lambda r: (cpu[name][r] - cpu[base][r]) / calls
+
+    tw1, fl1 = call("tw/t20", "tw/t0", TURNS), call("floor/t20", "floor/t0", TURNS)
+    tw2, fl2 = call("tw/t20x8", "tw/t0", TURNS * WIDTH), call("floor/t20x8", "floor/t0", TURNS * WIDTH)
     if cpu:
-        rounds = range(len(cpu["tw/t0"]))
-
-        def per(fn: Callable[[int], float]) -> list[float]:
-            return [fn(r) for r in rounds]
-
-        def call(name: str, base: str, calls: int) -> Callable[[int], float]:
-            return lambda r: (cpu[name][r] - cpu[base][r]) / calls
-
-        tw1, fl1 = call("tw/t20", "tw/t0", TURNS), call("floor/t20", "floor/t0", TURNS)
-        tw40, fl40 = call("tw/t40", "tw/t0", LONG_TURNS), call("floor/t40", "floor/t0", LONG_TURNS)
-        tw2, fl2 = call("tw/t20x8", "tw/t0", TURNS * WIDTH), call("floor/t20x8", "floor/t0", TURNS * WIDTH)
-        fl2_anyio = call("floor-anyio/t20x8", "floor/t0", TURNS * WIDTH)
         thread, inline = call("tw-thread/t20", "tw/t0", TURNS), call("tw-inline/t20", "tw/t0", TURNS)
         fl_thread, fl_inline = call("floor-thread/t20", "floor/t0", TURNS), call("floor-inline/t20", "floor/t0", TURNS)
-        tw5 = call("tw5/t20", "tw5/t0", TURNS)
-        tw5_run = call("tw5-run/t20", "tw/t0", TURNS)
-        stream = call("tw-stream/t20", "tw-stream/t0", TURNS)
-        hook = call("tw5-hook/t20", "tw5-hook/t0", TURNS)
 
         def marginal(wide: Callable[[int], float], narrow: Callable[[int], float]) -> Callable[[int], float]:
             return lambda r: (wide(r) * WIDTH - narrow(r)) / (WIDTH - 1)
 
         tw_marginal, fl_marginal = marginal(tw2, tw1), marginal(fl2, fl1)
+        tw2s = call("tw-thread/t20x8", "tw/t0", TURNS * WIDTH)
+        fl2s = call("floor-thread/t20x8", "floor/t0", TURNS * WIDTH)
         add_figure("tw1_call_us", "TW-1 toolwire µs per call", "µs", per(tw1))
         add_figure("floor_call_us", "TW-1 floor µs per call", "µs", per(fl1))
         add_figure("tw1_ratio", "TW-1 toolwire ÷ floor", "×", per(lambda r: tw1(r) / fl1(r)))
@@ -830,16 +870,37 @@ def derive(
         )
         add_figure("tw2_call_us", "TW-2 toolwire µs per call (8 per turn)", "µs", per(tw2))
         add_figure("floor2_call_us", "TW-2 floor µs per call (asyncio.TaskGroup)", "µs", per(fl2))
-        add_figure("floor2_anyio_call_us", "TW-2 floor µs per call (anyio task group)", "µs", per(fl2_anyio))
         add_figure("tw2_ratio", "TW-2 toolwire ÷ floor", "×", per(lambda r: tw2(r) / fl2(r)))
-        add_figure(
-            "tw2_ratio_anyio_floor", "TW-2 toolwire ÷ anyio-task-group floor", "×", per(lambda r: tw2(r) / fl2_anyio(r))
-        )
         add_figure("tw2_marginal_us", "TW-2 toolwire marginal µs per extra call", "µs", per(tw_marginal))
         add_figure("floor2_marginal_us", "TW-2 floor marginal µs per extra call", "µs", per(fl_marginal))
         add_figure(
             "tw2_marginal_ratio", "TW-2 marginal: toolwire ÷ floor", "×", per(lambda r: tw_marginal(r) / fl_marginal(r))
         )
+        add_figure("tw2s_call_us", "TW-2s toolwire µs per call, 8 plain `def` per turn", "µs", per(tw2s))
+        add_figure("floor2s_call_us", "TW-2s floor µs per call, 8 thread hops per turn", "µs", per(fl2s))
+        add_figure(
+            "tw2s_async_ratio", "TW-2s toolwire `def` ÷ toolwire async (TW-2)", "×", per(lambda r: tw2s(r) / tw2(r))
+        )
+        add_figure(
+            "tw2s_floor_ratio", "TW-2s toolwire ÷ its floor (a hop per call)", "×", per(lambda r: tw2s(r) / fl2s(r))
+        )
+        add_figure(
+            "tw2s_marginal_us",
+            "TW-2s toolwire marginal µs per extra `def` call",
+            "µs",
+            per(marginal(tw2s, thread)),
+        )
+    if cpu and "tw/t40" in cpu:  # the other scenarios (not in `--only sync`)
+        fl2_anyio = call("floor-anyio/t20x8", "floor/t0", TURNS * WIDTH)
+        add_figure("floor2_anyio_call_us", "TW-2 floor µs per call (anyio task group)", "µs", per(fl2_anyio))
+        add_figure(
+            "tw2_ratio_anyio_floor", "TW-2 toolwire ÷ anyio-task-group floor", "×", per(lambda r: tw2(r) / fl2_anyio(r))
+        )
+        tw40, fl40 = call("tw/t40", "tw/t0", LONG_TURNS), call("floor/t40", "floor/t0", LONG_TURNS)
+        tw5 = call("tw5/t20", "tw5/t0", TURNS)
+        tw5_run = call("tw5-run/t20", "tw/t0", TURNS)
+        stream = call("tw-stream/t20", "tw-stream/t0", TURNS)
+        hook = call("tw5-hook/t20", "tw5-hook/t0", TURNS)
         add_figure("tw3_run_us", "TW-3 toolwire µs per 0-turn run", "µs", cpu["tw/t0"])
         add_figure("floor3_run_us", "TW-3 floor µs per 0-turn run", "µs", cpu["floor/t0"])
         add_figure("tw3_ratio", "TW-3 toolwire ÷ floor", "×", per(lambda r: cpu["tw/t0"][r] / cpu["floor/t0"][r]))
@@ -1007,6 +1068,7 @@ GATES: Final = (
     ("TW-1s thread", "thread: µs per call ≤ floor hop + 10× floor", "tw1s_thread_excess_ratio", 10.0),
     ("TW-1s inline", "inline=True: ≤ 10× floor", "tw1s_inline_ratio", 10.0),
     ("TW-2", "µs per call (8 parallel) ≤ 2× floor", "tw2_ratio", 2.0),
+    ("TW-2s", "8 parallel plain `def` calls: µs per call ≤ 2× TW-2's (async)", "tw2s_async_ratio", 2.0),
     ("TW-3", "0-turn run ≤ 50 µs", "tw3_run_us", 50.0),
     ("TW-4", "growth 40 vs 20 turns ≤ 1.10", "tw4_growth", 1.10),
     ("TW-5", "5 filters + allow-all policy + events add ≤ 5 µs per call", "tw5_added_us", 5.0),
@@ -1150,11 +1212,11 @@ def run(
         "machine": info,
     }
     cpu: dict[str, list[float]] = {}
-    if "inproc" in only:
+    if only & {"inproc", "sync"}:
         check_floor()
 
         async def main() -> tuple[dict[str, list[float]], dict[str, Unit]]:
-            bench = Bench(counts, concurrent, tool_count)
+            bench = Bench(counts, concurrent, tool_count, only_sync="inproc" not in only)
             samples = await run_rounds(bench, rounds, progress=progress)
             return samples, bench.by_name
 
@@ -1226,6 +1288,14 @@ SUMMARY: Final = (
     ),
     ("TW-2", "20 × 8 parallel calls: µs per call", "tw2_call_us", "floor2_call_us", "tw2_ratio", "≤ 2× floor"),
     ("TW-2", "marginal µs per extra call", "tw2_marginal_us", "floor2_marginal_us", "tw2_marginal_ratio", "(report)"),
+    (
+        "TW-2s",
+        "20 × 8 parallel calls of a plain `def`: µs per call (floor: a hop per call)",
+        "tw2s_call_us",
+        "floor2s_call_us",
+        "tw2s_floor_ratio",
+        "≤ 2× TW-2 (async), gate `tw2s_async_ratio`",
+    ),
     ("TW-3", "0 turns: µs per run", "tw3_run_us", "floor3_run_us", "tw3_ratio", "≤ 50 µs"),
     ("TW-4", "growth factor, 40 vs 20 turns", "tw4_growth", "floor4_growth", "", "≤ 1.10"),
     ("TW-5", "filters + policy + events: added µs per call", "tw5_added_us", "", "", "≤ 5 µs (≤ 1 per filter)"),
@@ -1421,7 +1491,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tw8-rounds", type=int, default=MIN_ROUNDS, help="TW-8: rounds of child processes")
     parser.add_argument("--import-rounds", type=int, default=15, help="TW-10: rounds of child interpreters")
     parser.add_argument("--tools", type=int, default=100, help="TW-6: tools per toolbox (the spec's 100)")
-    parser.add_argument("--only", default="inproc,tw8,tw10", help="groups to run: inproc, tw8, tw10")
+    parser.add_argument(
+        "--only", default="inproc,tw8,tw10", help="groups to run: inproc, tw8, tw10; or sync (TW-1, TW-1s, TW-2, TW-2s)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="results file (bench/results/loop-DATE.json)")
     parser.add_argument("--markdown", type=Path, default=DEFAULT_MARKDOWN, help="the docs page to render into")
     parser.add_argument("--no-markdown", action="store_true", help="do not touch the docs page")
@@ -1439,7 +1511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(tw8_measure(args.tw8_child, args.tw8_runs, top=args.tw8_top)))
         return 0
     only = {part.strip() for part in args.only.split(",") if part.strip()}
-    if unknown := only - {"inproc", "tw8", "tw10"}:
+    if unknown := only - {"inproc", "sync", "tw8", "tw10"}:
         parser.error(f"unknown groups {', '.join(sorted(unknown))}")
     if args.rounds < MIN_ROUNDS:
         print(f"warning: {args.rounds} rounds; BENCHMARKS.md asks for at least {MIN_ROUNDS}", file=sys.stderr)

@@ -7,6 +7,7 @@ the core's tests run on trio as well (tests/conftest.py), where the runtime take
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import threading
 from collections.abc import Callable, Coroutine, Sequence
@@ -16,7 +17,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from toolwire import Cancellation, _fast, guard
+from toolwire import Cancellation, _fast, _workers, guard
 from toolwire.envelopes import ResultType, ToolCall, ToolResult
 from toolwire.errors import EnvelopeError
 from toolwire.guard import INTERRUPTED
@@ -50,6 +51,7 @@ def run_together(request: pytest.FixtureRequest) -> Together:
 
 
 FOREVER = 3600.0
+_REQUEST: contextvars.ContextVar[str] = contextvars.ContextVar("request")
 
 
 async def immediate(value: int) -> int:
@@ -284,6 +286,173 @@ async def test_together_propagates_a_failure(run_together: Together) -> None:
     with pytest.raises(ExceptionGroup) as caught:
         await run_together(run, [1, 2, 3], None)
     assert [str(error) for error in caught.value.exceptions] == ["bad item"]
+
+
+# -- run_sync: a sync function in a worker thread ----------------------------------------------------
+
+RunSync: TypeAlias = Callable[..., Coroutine[Any, Any, Any]]
+
+
+async def _anyio_hop(
+    function: Callable[[], Any], seconds: float | None, cancellation: Cancellation | None = None
+) -> Any:
+    return await guard.guarded(anyio.to_thread.run_sync(function, abandon_on_cancel=True), seconds, cancellation)
+
+
+@pytest.fixture(params=["fast", "plain"])
+def run_sync(request: pytest.FixtureRequest) -> RunSync:
+    return _workers.run_sync if request.param == "fast" else _anyio_hop
+
+
+async def test_a_sync_function_runs_in_another_thread_and_returns_its_value(run_sync: RunSync) -> None:
+    assert await run_sync(threading.get_ident, FOREVER, Cancellation()) != threading.get_ident()
+
+
+async def test_a_sync_functions_exception_propagates(run_sync: RunSync) -> None:
+    def fails() -> None:
+        raise ValueError("bad")
+
+    with pytest.raises(ValueError, match="bad"):
+        await run_sync(fails, FOREVER, Cancellation())
+
+
+async def test_a_sync_function_raising_stop_iteration_gives_a_runtime_error(run_sync: RunSync) -> None:
+    def stops() -> None:
+        raise StopIteration
+
+    with pytest.raises(RuntimeError):
+        await run_sync(stops, FOREVER, Cancellation())
+
+
+async def test_a_sync_function_past_its_deadline_is_abandoned(run_sync: RunSync) -> None:
+    release, late = threading.Event(), threading.Event()
+
+    def blocks() -> str:
+        release.wait(5)
+        late.set()
+        return "done"
+
+    with anyio.fail_after(5):
+        assert await run_sync(blocks, 0.01) is INTERRUPTED
+    release.set()
+    await anyio.to_thread.run_sync(late.wait, 5)  # its late result is dropped: nothing else to see
+
+
+async def test_a_cancellation_interrupts_a_running_sync_function(run_sync: RunSync) -> None:
+    started, release = threading.Event(), threading.Event()
+    cancellation = Cancellation()
+    outcomes: list[object] = []
+
+    def blocks() -> str:
+        started.set()
+        release.wait(5)
+        return "done"
+
+    async def run() -> None:
+        outcomes.append(await run_sync(blocks, FOREVER, cancellation))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            await anyio.to_thread.run_sync(started.wait, 5)
+            cancellation.cancel()
+    release.set()
+    assert outcomes == [INTERRUPTED]
+
+
+async def test_a_sync_function_canceled_before_it_starts_never_runs(run_sync: RunSync) -> None:
+    ran: list[str] = []
+    cancellation = Cancellation()
+    cancellation.cancel()
+    assert await run_sync(lambda: ran.append("ran"), FOREVER, cancellation) is INTERRUPTED
+    assert ran == []
+
+
+async def test_the_callers_cancel_scope_abandons_a_sync_function(run_sync: RunSync) -> None:
+    release = threading.Event()
+    with anyio.fail_after(5):
+        with anyio.move_on_after(0.01) as scope:
+            await run_sync(lambda: release.wait(5), FOREVER, Cancellation())
+    release.set()
+    assert scope.cancelled_caught
+
+
+async def test_a_sync_function_sees_the_callers_context_variables(run_sync: RunSync) -> None:
+    token = _REQUEST.set("r1")
+    try:
+        assert await run_sync(_REQUEST.get, FOREVER) == "r1"
+    finally:
+        _REQUEST.reset(token)
+
+
+async def test_a_sync_function_can_call_back_into_the_event_loop(run_sync: RunSync) -> None:
+    loop_thread = threading.get_ident()
+    assert await run_sync(lambda: anyio.from_thread.run_sync(threading.get_ident), FOREVER) == loop_thread
+    assert await run_sync(anyio.from_thread.check_cancelled, FOREVER) is None
+
+
+@pytest.mark.asyncio_only
+async def test_gathered_calls_run_in_one_thread_and_wait_for_close() -> None:
+    gather = _workers.Gather(asyncio.get_running_loop())
+    results: list[object] = []
+
+    async def run(n: int) -> None:
+        results.append(await _workers.run_sync(threading.get_ident, FOREVER, Cancellation(), gather))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            for n in range(3):
+                group.start_soon(run, n)
+            await anyio.lowlevel.checkpoint()
+            assert results == []  # not started before `close()`
+            gather.close()
+    assert len(set(results)) == 1 and results[0] != threading.get_ident()
+    assert await _workers.run_sync(lambda: 1, FOREVER, None, gather) == 1  # closed: a later call runs alone
+
+
+@pytest.mark.asyncio_only
+async def test_a_gathered_call_that_runs_long_lets_the_others_have_threads_of_their_own() -> None:
+    gather = _workers.Gather(asyncio.get_running_loop())
+    release, quick_done = threading.Event(), anyio.Event()
+    outcomes: dict[str, object] = {}
+
+    async def run(name: str, function: Callable[[], object]) -> None:
+        outcomes[name] = await _workers.run_sync(function, FOREVER, None, gather)
+        if name == "quick":
+            quick_done.set()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "slow", lambda: release.wait(5))
+            group.start_soon(run, "quick", lambda: "quick")
+            await anyio.lowlevel.checkpoint()
+            gather.close()
+            await quick_done.wait()  # would wait for the slow one without the sharing
+            release.set()
+    assert outcomes == {"slow": True, "quick": "quick"}
+
+
+@pytest.mark.asyncio_only
+async def test_more_jobs_than_threads_wait_for_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    idle = _workers._idle
+    monkeypatch.setattr(_workers, "_idle", [])  # no idle thread, and no new one allowed: jobs queue
+    monkeypatch.setattr(_workers, "MAX_THREADS", _workers._threads)
+    queued: list[object] = []
+
+    async def queue() -> None:
+        queued.append(await _workers.run_sync(lambda: "queued", FOREVER))
+
+    try:
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as group:
+                group.start_soon(queue)
+                await anyio.lowlevel.checkpoint()
+                assert queued == [] and len(_workers._queued) == 1
+                monkeypatch.setattr(_workers, "MAX_THREADS", _workers._threads + 1)
+                assert await _workers.run_sync(lambda: "first", FOREVER) == "first"  # its thread takes the queued job
+        assert queued == ["queued"]
+    finally:
+        idle.extend(_workers._idle)  # the threads go back to the pool
 
 
 # -- quick_init --------------------------------------------------------------------------------

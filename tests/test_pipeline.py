@@ -877,6 +877,156 @@ async def test_batches_off_asyncio_run_in_an_anyio_task_group(monkeypatch: pytes
     assert [result.type for result in batch.results] == [ResultType.TIMEOUT, ResultType.SUCCESS, ResultType.SUCCESS]
 
 
+# -- the sync calls of a batch: one worker thread, each call its own outcome -----------------------
+
+
+@tool
+def get_number(n: int) -> int:
+    return n
+
+
+@tool
+def get_thread(n: int) -> list[int]:
+    return [n, threading.get_ident()]
+
+
+@tool
+def fail_sync(kind: str) -> None:
+    if kind == "tool":
+        raise ToolError("The archive is closed", code="archive_closed")
+    raise ValueError("boom")
+
+
+blocked, block_started = threading.Event(), threading.Event()
+
+
+@tool(timeout=0.05)
+def get_blocked(ctx: ToolContext) -> str:
+    block_started.set()
+    blocked.wait(5)
+    return "late" if ctx.cancelled else "in time"
+
+
+@tool
+async def get_async(n: int) -> int:
+    return n
+
+
+@tool(inline=True)
+def get_inline(n: int) -> int:
+    return n
+
+
+sync_box = Toolbox([get_number, get_thread, fail_sync, get_blocked, get_async, get_inline])
+
+
+@pytest.fixture
+def unblock() -> Any:
+    blocked.clear()
+    block_started.clear()
+    yield
+    blocked.set()  # the abandoned call's thread ends
+
+
+@pytest.mark.asyncio_only  # the shared thread is the asyncio path's (on trio each call has anyio's own hop)
+async def test_the_sync_calls_of_a_batch_share_one_worker_thread():
+    calls = [call_of("get_thread", f"c{n}", n=n) for n in range(8)]
+    batch = await Pipeline(sync_box).invoke_batch(calls)
+    assert [result.call_id for result in batch.results] == [call.id for call in calls]
+    assert [result.data[0] for result in batch.results] == list(range(8))  # each call its own result
+    threads = {result.data[1] for result in batch.results}
+    assert len(threads) == 1 and threading.get_ident() not in threads
+
+
+async def test_sync_async_and_inline_calls_of_a_batch_answer_in_the_models_order():
+    names = ["get_number", "get_async", "get_number", "get_inline", "get_number"]
+    calls = [call_of(name, f"c{n}", n=n) for n, name in enumerate(names)]
+    batch = await Pipeline(sync_box).invoke_batch(calls)
+    assert [(result.call_id, result.data) for result in batch.results] == [(f"c{n}", n) for n in range(5)]
+
+
+async def test_a_sync_call_past_its_deadline_times_out_while_the_others_of_its_batch_succeed(unblock: None):
+    calls = [call_of("get_blocked", "c0"), *(call_of("get_number", f"c{n}", n=n) for n in range(1, 4))]
+    with anyio.fail_after(5):  # the others do not wait for the blocked call, which never returns in time
+        batch = await Pipeline(sync_box).invoke_batch(calls)
+    [timeout, *others] = batch.results
+    assert (timeout.call_id, timeout.payload()) == ("c0", {"timeout": {"durationMs": 50, "effectUnknown": True}})
+    assert [(result.type, result.data) for result in others] == [(ResultType.SUCCESS, n) for n in range(1, 4)]
+
+
+async def test_a_sync_call_that_raises_gives_an_error_and_the_others_of_its_batch_succeed(
+    caplog: pytest.LogCaptureFixture,
+):
+    caplog.set_level(logging.CRITICAL, logger="toolwire.pipeline")
+    calls = [
+        call_of("get_number", "c0", n=0),
+        call_of("fail_sync", "c1", kind="value"),
+        call_of("fail_sync", "c2", kind="tool"),
+        call_of("get_number", "c3", n=3),
+    ]
+    batch = await Pipeline(sync_box).invoke_batch(calls)
+    first, error, refused, last = batch.results
+    assert (first.data, last.data) == (0, 3)
+    assert (error.type, error.error_code, error.error_type) == (ResultType.ERROR, "execution_error", "ValueError")
+    assert (refused.error_code, refused.error) == ("archive_closed", "The archive is closed")
+
+
+async def test_cancelling_a_batch_of_sync_calls_answers_every_call(unblock: None):
+    cancellation = Cancellation()
+    batches: list[Any] = []
+
+    async def run_batch() -> None:
+        calls = [call_of("get_blocked", "c0"), call_of("get_number", "c1", n=1)]
+        batches.append(await Pipeline(sync_box).invoke_batch(calls, cancellation=cancellation))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run_batch)
+            await anyio.to_thread.run_sync(block_started.wait, 5)
+            cancellation.cancel("The user pressed stop")
+    [blocked_result, other] = batches[0].results
+    assert blocked_result.payload() == {"canceled": {"reason": "The user pressed stop", "by": "user"}}
+    assert other.call_id == "c1" and other.type in (ResultType.SUCCESS, ResultType.CANCELED)  # it may have run first
+
+
+async def test_a_batch_of_sync_calls_cancelled_from_outside_leaves_nothing_waiting(unblock: None):
+    calls = [call_of("get_blocked", "c0"), call_of("get_number", "c1", n=1)]
+    with anyio.fail_after(5):
+        with anyio.move_on_after(0.01) as scope:
+            await Pipeline(sync_box).invoke_batch(calls)
+    assert scope.cancelled_caught
+    assert (await Pipeline(sync_box).invoke_batch([call_of("get_number", "c2", n=2)])).results[0].data == 2
+
+
+async def test_filters_run_on_the_event_loop_around_each_sync_call_of_a_batch():
+    seen: list[tuple[str, int, str]] = []
+
+    async def around(ctx: InvocationContext, call_next: Next) -> None:
+        seen.append(("before", threading.get_ident(), ctx.tool_call.id))
+        await call_next(ctx)
+        seen.append(("after", threading.get_ident(), ctx.tool_call.id))
+
+    calls = [call_of("get_number", f"c{n}", n=n) for n in range(3)]
+    batch = await Pipeline(sync_box, filters=[around]).invoke_batch(calls)
+    assert [result.data for result in batch.results] == [0, 1, 2]
+    loop_thread = threading.get_ident()
+    assert sorted(seen) == sorted((when, loop_thread, f"c{n}") for when in ("before", "after") for n in range(3))
+
+
+async def test_a_denied_sync_call_of_a_batch_never_runs_and_the_others_do():
+    @tool
+    def delete_record(n: int) -> int:
+        executions.append(f"delete {n}")
+        return n
+
+    executions.clear()
+    policy = PermissionPolicy(deny=["delete_record"])
+    calls = [call_of("get_number", "c0", n=0), call_of("delete_record", "c1", n=1), call_of("get_number", "c2", n=2)]
+    batch = await Pipeline(Toolbox([get_number, delete_record]), policy=policy).invoke_batch(calls)
+    assert [result.type for result in batch.results] == [ResultType.SUCCESS, ResultType.DENIED, ResultType.SUCCESS]
+    assert executions == []
+
+
 # -- each result recorded the moment it is decided; calls approved before a restart -------------------
 
 

@@ -27,7 +27,8 @@ same results:
   starts in the current task, and only from the first one that waits do the rest get tasks (in
   one `asyncio.TaskGroup`; an anyio task group costs ~11 µs more per task).
 
-Off asyncio (trio) the plain versions run.
+Off asyncio (trio) the plain versions run. `toolwire._workers.run_sync`, the worker-thread hop of
+sync tools, is a trick of the same kind, in a module of its own.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import math
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from heapq import heapify, heappop, heappush
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from . import guard
 from .guard import INTERRUPTED, _Interrupted, asyncio_loop  # pyright: ignore[reportPrivateUsage]
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 
     from .cancellation import Cancellation
 
-__all__ = ["guarded", "quick_init", "replacer", "resume", "together"]
+__all__ = ["deadlines_of", "guarded", "quick_init", "replacer", "resume", "together"]
 
 T = TypeVar("T")
 X = TypeVar("X")
@@ -150,9 +151,7 @@ async def guarded(
     drive = _Drive(coroutine, step, task)
     deadlines = None
     if deadline is not None:
-        deadlines = _per_thread.deadlines
-        if deadlines is None or deadlines.loop is not loop:
-            deadlines = _per_thread.deadlines = _Deadlines(loop)
+        deadlines = deadlines_of(loop)
         deadlines.add(deadline, drive)
     if cancellation is not None:
         cancellation.attach(drive)
@@ -174,15 +173,30 @@ async def guarded(
             task.uncancel()
 
 
+def deadlines_of(loop: asyncio.AbstractEventLoop) -> _Deadlines:
+    """The deadlines of `loop`'s guarded calls (one loop runs per thread at a time)."""
+    deadlines = _per_thread.deadlines
+    if deadlines is None or deadlines.loop is not loop:
+        deadlines = _per_thread.deadlines = _Deadlines(loop)
+    return deadlines
+
+
 def resume(coroutine: Coroutine[Any, Any, T], step: Any) -> Awaitable[T]:
     """Await the rest of `coroutine`, whose first step (`coroutine.send(None)`) yielded `step`."""
     return _Drive(coroutine, step, None)
 
 
-async def together(run: Callable[[X, Any], Coroutine[Any, Any, None]], items: Sequence[X], extra: Any) -> None:
+async def together(
+    run: Callable[[X, Any], Coroutine[Any, Any, None]],
+    items: Sequence[X],
+    extra: Any,
+    started: Callable[[], object] | None = None,
+) -> None:
     """Await `run(item, extra)` for every item, concurrently: an anyio task group's `start_soon` for each.
 
     `extra` is passed as such, not bound in a `partial`: a batch's calls are the hot path.
+    `started`, on asyncio, is called once every item is started (its task created) and before any
+    waits, if one does: a callback it schedules with `call_soon` runs after each item's first step.
     """
     if asyncio_loop() is None:  # not on asyncio (trio): the plain version
         from anyio import create_task_group
@@ -202,8 +216,21 @@ async def together(run: Callable[[X, Any], Coroutine[Any, Any, None]], items: Se
         async with asyncio.TaskGroup() as tasks:
             for later in items[position + 1 :]:
                 tasks.create_task(run(later, extra))
+            if started is not None:
+                started()
             await resume(running, step)
         return
+
+
+class _Timed(Protocol):
+    """What a deadline interrupts: a guarded call's `_Drive`, or a call in a worker thread (`_workers`)."""
+
+    finished: bool
+    """Its deadline no longer applies."""
+
+    def cancel(self) -> None:
+        """Interrupt the call."""
+        ...
 
 
 class _Deadlines:
@@ -219,20 +246,20 @@ class _Deadlines:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self._heap: list[tuple[float, int, _Drive]] = []
+        self._heap: list[tuple[float, int, _Timed]] = []
         self._order = itertools.count()  # ties are broken by it: drives are never compared
         self._timer: asyncio.TimerHandle | None = None
         self._armed = math.inf
         self._finished = 0
         """Entries of finished calls still in the heap."""
 
-    def add(self, deadline: float, drive: _Drive) -> None:
+    def add(self, deadline: float, drive: _Timed) -> None:
         """Interrupt `drive` at `deadline` (loop time) unless `finish(drive)` comes first."""
         heappush(self._heap, (deadline, next(self._order), drive))
         if deadline < self._armed:
             self._arm(deadline)
 
-    def finish(self, drive: _Drive) -> None:
+    def finish(self, drive: _Timed) -> None:
         """`drive`'s call is over: its deadline no longer applies."""
         if drive.finished:  # its deadline fired: the entry is gone
             return

@@ -18,6 +18,7 @@ from .policy import ConsentRequest, Decision, Permission
 from .tools import Cancellation, Tool
 
 if TYPE_CHECKING:
+    from ._workers import Gather
     from .telemetry.run import RunTrace
 
 __all__ = [
@@ -47,6 +48,7 @@ class InvocationContext:
         "_announced",
         "_asking",
         "_checked",
+        "_gather",
         "_started_at",
         "_trace",
         "arguments",
@@ -117,6 +119,8 @@ class InvocationContext:
         """The run's telemetry when spans or metrics are recorded (`Pipeline.invoke_batch`)."""
         self._checked: ToolResult | None = None
         """The result the tool's run gave, already bound and checked by the pipeline."""
+        self._gather: Gather | None = None
+        """The batch's sync calls that start together in one worker thread (`Pipeline.invoke_batch`)."""
 
     @property
     def started_at(self) -> float:

@@ -35,13 +35,14 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
-from anyio import CapacityLimiter, create_task_group, from_thread, to_thread
+from anyio import CapacityLimiter, create_task_group, from_thread
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from ._fast import guarded, together
+from ._workers import Gather, run_sync
 from .envelopes import ToolCall, ToolResult
 from .errors import CallCanceled, InvalidArguments, ToolError
-from .guard import INTERRUPTED
+from .guard import INTERRUPTED, asyncio_loop
 from .invocation import (
     AskHook,
     CallEvent,
@@ -447,7 +448,32 @@ class Pipeline:
                 for ctx in contexts:
                     group.start_soon(limited, ctx)
             return
-        await together(settle, contexts, record)
+        gather = self._gather(contexts)
+        if gather is None:
+            await together(settle, contexts, record)
+            return
+        try:
+            # Closed once every call had its first step (`call_soon` runs after the tasks' first steps).
+            await together(settle, contexts, record, gather.close_soon)
+        finally:
+            gather.close()  # the calls gathered before a cancellation, if any, are not left waiting
+
+    def _gather(self, contexts: list[InvocationContext]) -> Gather | None:
+        """A `Gather` for the calls of a batch when two or more run in worker threads (on asyncio), else None.
+
+        Their threads' work then starts as one job (`toolwire._workers`): one hop for the batch.
+        """
+        count = 0
+        for ctx in contexts:
+            tool = self.toolbox.get(ctx.tool_call.name)
+            if tool is not None and not tool.is_async and not tool.inline:
+                count += 1
+        if count < 2 or (loop := asyncio_loop()) is None:
+            return None
+        gather = Gather(loop)
+        for ctx in contexts:
+            ctx._gather = gather  # pyright: ignore[reportPrivateUsage]
+        return gather
 
     def _unexpected(self, exc: Exception, what: str, *args: object) -> str:
         """Log an unexpected exception in full under a new error id; return what others may see of it.
@@ -505,9 +531,9 @@ class Pipeline:
                 value = await guarded(function(**kwargs), tool.timeout, cancellation)
             elif tool.inline:
                 value = function(**kwargs)
-            else:
-                job = partial(function, **kwargs)
-                value = await guarded(to_thread.run_sync(job, abandon_on_cancel=True), tool.timeout, cancellation)
+            else:  # in a worker thread, with the batch's other sync calls when they start together
+                gather = ctx._gather  # pyright: ignore[reportPrivateUsage]
+                value = await run_sync(partial(function, **kwargs), tool.timeout, cancellation, gather)
         except ToolError as exc:
             ctx.result = ToolResult.failed(
                 call.id,
