@@ -97,7 +97,8 @@ def child(name: str, rounds: int, runs: int) -> dict[str, Any]:
 
     units: list[tuple[str, Callable[[], Awaitable[Any]], int]] = []
     for key, turns, width in _SHAPES:
-        units.append((f"peer/{key}", peer_unit(turns, width), max(1, RUNS[key] * runs)))
+        scale = getattr(adapter, "scale", 1)  # toolwire's runs are ~50× cheaper: more per unit
+        units.append((f"peer/{key}", peer_unit(turns, width), max(1, RUNS[key] * runs * scale)))
         units.append((f"floor/{key}", floor_unit(key), FLOOR_RUNS[key]))
 
     async def main() -> dict[str, list[float]]:
@@ -123,6 +124,8 @@ def child(name: str, rounds: int, runs: int) -> dict[str, Any]:
     return anyio.run(main, backend="asyncio")
 
 
+PEERS: Final = tuple(name for name in ADAPTERS if name != "toolwire")
+"""The peers (toolwire's adapter runs from the project venv, in `bench/loop_bench.py --peers`)."""
 _SHAPES: Final = (("t0", 0, 1), ("t20", TURNS, 1), ("t20x8", TURNS, WIDTH))
 
 
@@ -300,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds per peer")
     parser.add_argument("--runs", type=int, default=3, help="multiplies the runs per unit and round")
-    parser.add_argument("--peers", default=",".join(ADAPTERS), help="comma-separated peers to run")
+    parser.add_argument("--peers", default=",".join(PEERS), help="comma-separated peers to run")
     parser.add_argument("--import-rounds", type=int, default=5, help="TW-10 rounds (0 to skip)")
     parser.add_argument("--json", type=Path, default=None, help="results file (bench/results/peers-DATE.json)")
     parser.add_argument("--markdown", type=Path, default=DEFAULT_MARKDOWN, help="the docs page to render into")
