@@ -75,6 +75,18 @@ def versions(python: str | Path, names: Sequence[str]) -> dict[str, str]:
     return json.loads(done.stdout)
 
 
+def commit() -> str:
+    """The checkout's short commit, "-dirty" when it has changes (what the toolwire row measured)."""
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "src"], capture_output=True, text=True
+        )
+    except OSError:
+        return "unknown"
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "") if head.returncode == 0 else "unknown"
+
+
 def _child(python: str | Path, name: str, runs: int, timeout: float) -> dict[str, list[float]]:
     argv = [str(python), str(RUN_PY), "--child", name, "--rounds", "1", "--runs", str(runs)]
     done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=timeout, env=child_env())
@@ -160,6 +172,7 @@ def session(
         "note": note,
         "clock": "time.process_time (CPU, all threads) in each child; imports: wait4 rusage of child interpreters",
         "machine": info,
+        "toolwire_commit": commit(),
         "versions": {
             "toolwire venv": versions(python, VERSIONS["toolwire"]),
             **({"peers venv": versions(peers_python, VERSIONS["peers"])} if peers else {}),
@@ -235,7 +248,8 @@ def render_markdown(result: dict[str, Any]) -> str:
         "## toolwire and the peers, one session (TW-1, TW-2, TW-3, TW-10)",
         "",
         f"Measured {result['date']} by `bench/loop_bench.py --peers` on {m['cpu']} ({m['nproc']} CPUs), "
-        f"Python {m['python']}, {m['platform']}. {versions_}. {result['rounds']} interleaved rounds; each round runs "
+        f"Python {m['python']}, {m['platform']}; toolwire at {result.get('toolwire_commit', 'unknown')}. {versions_}. "
+        f"{result['rounds']} interleaved rounds; each round runs "
         "one child process per implementation, in an order rotated from round to round, each measuring its own units "
         "and the floor (`bench/loop_common.py`) next to them; runs per unit and child: peers "
         f"{runs['t20']} × 20 turns, {runs['t0']} × 0 turns, {runs['t20x8']} × 20 × 8; toolwire "
