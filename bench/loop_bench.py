@@ -1359,8 +1359,8 @@ def render_markdown(result: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "The peers are measured with toolwire's row in one session, interleaved: see the next section "
-        "(`bench/loop_bench.py --peers`).",
+        "The peers are measured with toolwire's row in one session, interleaved: see \"toolwire and the peers, "
+        'one session" below (`bench/loop_bench.py --peers`).',
     ]
     if "tw10" in result:
         for key in ("profile", "core_profile"):
