@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup local run serve example chat test format lint typecheck pytest cluster bench dist docs docs-build
+.PHONY: setup local run serve example chat test format lint typecheck pytest cluster bench bench-peers dist docs docs-build
 
 $(VENV)/.installed: pyproject.toml
 	@echo "==> Creating $(VENV) and installing toolwire with its server and development packages (a minute or two the first time)"
@@ -85,6 +85,13 @@ bench: setup
 	$(PY) bench/invoke_overhead.py
 	$(PY) bench/loop_bench.py
 	$(PY) bench/ws_bench.py
+
+# toolwire and the peers in one interleaved session (the peer table of docs/benchmarks.md); the peers
+# live in bench/.venv-peers, installed here on first use (heavy: not part of `make test` or CI).
+bench-peers: setup
+	test -x bench/.venv-peers/bin/python || (python3 -m venv bench/.venv-peers && \
+		bench/.venv-peers/bin/pip install -r bench/peers/requirements.txt)
+	$(PY) bench/loop_bench.py --peers
 
 # The TypeScript client: install exactly web/package-lock.json's packages, then build the bundle
 # shipped in src/toolwire/server/static/ (tests/test_web_bundle.py checks that it is up to date).

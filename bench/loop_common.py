@@ -39,6 +39,8 @@ __all__ = [
     "FloorCall",
     "FloorModel",
     "FloorResponse",
+    "FLOOR_FIRST_USE",
+    "TOOLWIRE_FIRST_USE",
     "FloorTool",
     "add",
     "add_sync",
@@ -70,6 +72,15 @@ class AddArguments(TypedDict):
 
 
 ARGUMENTS: Final = {"a": 1, "b": 2}
+FLOOR_FIRST_USE: Final = (
+    "from pydantic import TypeAdapter\nfrom typing_extensions import TypedDict\n"
+    "class Add(TypedDict):\n    a: int\n    b: int\nTypeAdapter(Add)"
+)
+"""TW-10's floor (BENCHMARKS.md, revisions): `from pydantic import TypeAdapter` plus one `TypeAdapter(...)` build."""
+TOOLWIRE_FIRST_USE: Final = (
+    "from toolwire import Agent, Toolbox, tool\n@tool\nasync def add(a: int, b: int) -> int: ..."
+)
+"""TW-10 as a program pays it: toolwire's names plus one `@tool` (what the gate measures)."""
 ADAPTER: Final = TypeAdapter(AddArguments)
 Kind = Literal["async", "thread", "inline"]
 Group = Literal["asyncio", "anyio"]

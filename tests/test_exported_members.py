@@ -56,6 +56,16 @@ def test_pydantic_type_adapters_load_with_the_first_tool():
     assert "pydantic.type_adapter" in imported_by("from toolwire import tool; tool(lambda: 0, name='zero')")
 
 
+def test_the_first_tool_loads_neither_docstring_parser_for_a_one_line_docstring_nor_difflib():
+    first_use = (
+        "from toolwire import Agent, Toolbox, tool\n@tool\nasync def add(a: int, b: int) -> int:\n    'Add.'\nadd"
+    )
+    loaded = imported_by(first_use)  # TW-10's first use
+    assert "toolwire.loop" in loaded and not loaded & {"docstring_parser", "difflib"}
+    sections = first_use.replace("'Add.'", '"""Add.\n\n    Args:\n        a: The first.\n    """')
+    assert "docstring_parser" in imported_by(sections)
+
+
 def test_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         getattr(toolwire, "nope")  # noqa: B009

@@ -1,5 +1,9 @@
 """The peers, each driven by its own scripted model: the same TW-1/TW-2/TW-3 runs as toolwire's.
 
+toolwire has an adapter here too (`Toolwire`, run from the project venv), so that
+`bench/loop_bench.py --peers` measures toolwire's row of the peer table with the same harness, in the
+same session, interleaved with the peers' (bench/peers/session.py).
+
 Every adapter runs `add(a=1, b=2)` (`bench/loop_common.add`, an `async def`) `turns` times, `width`
 calls per turn, then answers "done", with a model double that needs no network:
 
@@ -25,7 +29,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
-from loop_common import ARGUMENTS, add
+from loop_common import ARGUMENTS, TOOLWIRE_FIRST_USE, add
 
 PROMPT: Final = "add"
 
@@ -237,12 +241,73 @@ class LangChain(_Graph):
         self.graph = create_agent(self.model, [tool(add)])
 
 
+class Toolwire:
+    name = "toolwire"
+    distribution = "toolwire"
+    import_code = "from toolwire import Agent, Toolbox, tool"
+    scale = 20
+    """Runs per unit × this: a toolwire run costs ~1/50 of a peer's, so a unit needs more of them."""
+
+    def __init__(self) -> None:
+        from toolwire import Agent, ToolCall, tool
+        from toolwire.models import ModelResponse
+        from toolwire.testing import ScriptedModel
+
+        self._scripted = ScriptedModel
+        self._scripts: dict[tuple[int, int], list[Any]] = {}
+        self._call, self._response = ToolCall, ModelResponse
+        self.agent = Agent(ScriptedModel([]), tools=[tool(add)], max_requests=100, max_tool_calls=10_000)
+
+    def _script(self, turns: int, width: int) -> list[Any]:
+        key = (turns, width)
+        if key not in self._scripts:
+            calls = [
+                self._response(
+                    tool_calls=tuple(
+                        self._call(id=f"c{turn}_{k}", name="add", arguments=dict(ARGUMENTS)) for k in range(width)
+                    ),
+                    finish_reason="tool_calls",
+                )
+                for turn in range(turns)
+            ]
+            self._scripts[key] = [*calls, self._response(text="done", finish_reason="stop")]
+        return self._scripts[key]
+
+    async def run(self, turns: int, width: int) -> Any:
+        self.agent.model = self._scripted(self._script(turns, width))
+        return await self.agent.run(PROMPT)
+
+    def tool_values(self, result: Any) -> list[Any]:
+        return [message.result.data for message in result.transcript if getattr(message, "role", "") == "tool"]
+
+    def answer(self, result: Any) -> str:
+        return str(result.output)
+
+
 ADAPTERS: Final[dict[str, Callable[[], Adapter]]] = {
     "pydantic-ai": PydanticAI,
     "openai-agents": OpenAIAgents,
     "langgraph": LangGraph,
     "langchain": LangChain,
+    "toolwire": Toolwire,
 }
+FIRST_USE: Final = {
+    # TW-10 as a program pays it: the import plus one tool defined the way each framework documents.
+    "toolwire": TOOLWIRE_FIRST_USE,
+    "pydantic-ai": "from pydantic_ai import Agent, Tool\nasync def add(a: int, b: int) -> int: ...\nTool(add)",
+    "openai-agents": (
+        "from agents import Agent, Runner, function_tool\n@function_tool\nasync def add(a: int, b: int) -> int: ..."
+    ),
+    "langgraph": (
+        "from langgraph.prebuilt import create_react_agent\nfrom langchain_core.tools import tool\n"
+        '@tool\nasync def add(a: int, b: int) -> int:\n    """Add two integers."""\nadd.tool_call_schema'
+    ),
+    "langchain": (
+        "from langchain.agents import create_agent\nfrom langchain_core.tools import tool\n"
+        '@tool\nasync def add(a: int, b: int) -> int:\n    """Add two integers."""\nadd.tool_call_schema'
+    ),
+}
+"""What TW-10's "first use" row runs for each (see bench/loop_bench.py: toolwire's is gated, the peers' reported)."""
 IMPORT_CODE: Final = {
     "pydantic-ai": PydanticAI.import_code,
     "openai-agents": OpenAIAgents.import_code,

@@ -36,6 +36,22 @@ No tool has this parameter, so validation fails and the model is told to send a 
 """
 
 
+def _read_docstring(text: str) -> tuple[str, dict[str, str]]:
+    """A docstring's description (without its sections) and its parameters' descriptions.
+
+    docstring_parser loads only for a docstring that can hold sections: a one-line summary with no
+    colon has none (Google's `Args:`, reST's `:param`, epydoc's `@param a:` and numpydoc's underlined
+    headings all need a colon or a second line), so the first `@tool` of a typical program skips it.
+    """
+    if "\n" not in text and ":" not in text:
+        return text.lstrip(), {}  # as docstring_parser (inspect.cleandoc) reads one line
+    import docstring_parser
+
+    doc = docstring_parser.parse(text)
+    description = "\n\n".join(part for part in (doc.short_description, doc.long_description) if part)
+    return description, {param.arg_name: param.description for param in doc.params if param.description}
+
+
 @functools.cache
 def _tool_json_schema() -> type[GenerateJsonSchema]:
     """JSON Schema without the titles pydantic derives from field names (noise for a model)."""
@@ -74,7 +90,6 @@ class Signature:
             UsageError: A parameter is variadic, positional-only or unannotated, or its type
                 cannot be validated or described as JSON Schema.
         """
-        import docstring_parser
         import typing_extensions
         from pydantic import Field, PydanticUserError, TypeAdapter
 
@@ -83,8 +98,7 @@ class Signature:
             hints = typing.get_type_hints(function, include_extras=True)
         except (TypeError, ValueError, NameError) as exc:
             raise UsageError(f"cannot read the signature of tool '{name}': {exc}") from exc
-        doc = docstring_parser.parse(inspect.getdoc(function) or "")
-        param_docs = {param.arg_name: param.description for param in doc.params if param.description}
+        summary, param_docs = _read_docstring(inspect.getdoc(function) or "")
         fields: dict[str, Any] = {}
         defaults: dict[str, Any] = {}
         injected: dict[str, type] = {}
@@ -118,8 +132,7 @@ class Signature:
             raise UsageError(f"tool '{name}': cannot build a schema for its parameters: {exc}") from exc
         json_schema.pop("title", None)
         _add_defaults(json_schema, defaults)
-        description = "\n\n".join(part for part in (doc.short_description, doc.long_description) if part)
-        return cls(adapter, json_schema, description, injected)
+        return cls(adapter, json_schema, summary, injected)
 
     def validate(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Return `arguments` validated and coerced into keyword arguments for the function.

@@ -14,7 +14,6 @@ A `Tool` stays callable exactly like the function it wraps, so it can be tested 
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import inspect
@@ -445,6 +444,8 @@ class Toolbox:
 
     def suggest(self, name: str, limit: int = 5) -> list[str]:
         """Return registered names close to `name` (then others), at most `limit`."""
+        import difflib  # only for an unknown tool's name: not loaded on first use
+
         close = difflib.get_close_matches(name, self._tools, n=limit, cutoff=0.5)
         rest = [other for other in self._tools if other not in close]
         return (close + rest)[:limit]
