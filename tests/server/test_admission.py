@@ -6,15 +6,18 @@ on a gate per prompt, so the test decides when each run ends. No sleeps: every s
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from server_support import TOKEN, Peer, served_in_process
+from server_support import TOKEN, Peer, peer, served_in_process
 from websockets.asyncio.client import connect as ws_connect
 
+from serving import serve_app
 from toolwire import Agent
 from toolwire.client import (
     Client,
@@ -28,11 +31,33 @@ from toolwire.client import (
 from toolwire.errors import UsageError
 from toolwire.messages import AssistantMessage, UserMessage
 from toolwire.models import ModelRequest
-from toolwire.protocol import RUN_QUEUE, Connection, ErrorCode, MessageType, RunStatus, UserMessageBody
+from toolwire.protocol import (
+    RUN_QUEUE,
+    Connection,
+    ErrorCode,
+    ErrorMessage,
+    MessageType,
+    RunStatus,
+    UserMessageBody,
+)
 from toolwire.server.admission import Admission, Ticket
 from toolwire.server.server_conversation import ServerConversation
 from toolwire.store.memory import MemoryStore
 from toolwire.testing import FunctionModel
+
+HOLDING_APP = textwrap.dedent(
+    """
+    import anyio
+    from toolwire import Agent
+    from toolwire.testing import FunctionModel
+
+    async def hold(request):
+        await anyio.sleep_forever()
+
+    def make_agent(store):
+        return Agent(FunctionModel(hold), store=store)
+    """
+)
 
 
 class Gated:
@@ -237,3 +262,16 @@ async def returning(url: str, thread: str, *, features: tuple[str, ...]) -> Asyn
             while not connection.is_open:
                 await client.receive_frame()
         yield client
+
+
+async def test_toolwire_serve_takes_the_limits_from_its_options(tmp_path: Path) -> None:
+    options = ("--max-runs", "1", "--run-queue", "0")
+    with serve_app(tmp_path, HOLDING_APP, "holding", *options, token=TOKEN) as server:
+        async with peer(server.url) as first, peer(server.url) as second:
+            await first.send(UserMessageBody(id="m1", content="hold"))
+            await first.until(MessageType.RUN_STATUS, status="started")
+            await second.send(UserMessageBody(id="m2", content="no room"))
+            refused = (await second.until(MessageType.ERROR)).message
+            assert isinstance(refused, ErrorMessage)
+            assert (refused.code, refused.recoverable, refused.originating_id) == (ErrorCode.SERVER_BUSY, True, 1)
+            assert "server busy" in refused.message
