@@ -100,8 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=_whole,
         default=None,
         metavar="N",
-        help="agent runs in progress at once, over all conversations; more wait in a queue "
-        "(default 32 per CPU; 0: no limit)",
+        help="agent runs in progress at once, over all conversations; more wait in a queue (default: no limit)",
     )
     serve.add_argument(
         "--run-queue",

@@ -21,11 +21,17 @@ A waiting run that is stopped (ControlStop, a forced deletion) leaves the queue 
 canceled, without a slot (`withdraw`); one whose server stops (`park`) leaves it and is resumed by
 the next process. A client that disconnects leaves its run in the queue: runs do not depend on
 their connection, and a client that comes back is told the current position.
+
+There is no limit by default. A run holds its slot for its whole life, also while it waits for a
+client tool's result or a person's consent, which costs the server nothing: a limit of a few runs
+per CPU would turn away clients of a server whose runs mostly wait (2,100 conversations whose
+client tool calls wait at once are served today, tests/server/test_floods.py). Set `max_runs` for
+runs that keep the server busy (a fast local model, heavy server tools, scripted load), near where
+turns per second stop growing: bench/admission_bench.py finds it.
 """
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Final
@@ -34,29 +40,14 @@ import anyio
 
 from ..errors import UsageError
 
-__all__ = ["MAX_RUNS", "MAX_RUNS_PER_CPU", "RUN_QUEUE", "STATUS_INTERVAL", "Admission", "Ticket", "default_max_runs"]
+__all__ = ["MAX_RUNS", "RUN_QUEUE", "STATUS_INTERVAL", "Admission", "Ticket"]
 
-MAX_RUNS_PER_CPU: Final = 32
-"""Runs in progress per CPU by default (`default_max_runs`)."""
+MAX_RUNS: Final = None
+"""Runs in progress at once by default: no limit (see the module's docstring for why)."""
 RUN_QUEUE: Final = 256
 """Runs that may wait for a slot by default; a prompt beyond is refused (503)."""
 STATUS_INTERVAL: Final = 1.0
 """Seconds between two positions told to a waiting run's client, at least."""
-
-
-def default_max_runs() -> int:
-    """`MAX_RUNS_PER_CPU` × the CPUs of this machine: the default `max_runs`.
-
-    Generous on purpose: a run that waits on a remote model holds its slot for seconds while
-    costing the server almost nothing. For runs that keep the server busy (a fast local model, heavy
-    tools) a lower limit, near where turns per second stop growing, keeps each run short
-    (bench/admission_bench.py finds it).
-    """
-    return MAX_RUNS_PER_CPU * (os.cpu_count() or 1)
-
-
-MAX_RUNS: Final = default_max_runs()
-"""Runs in progress at once by default (`create_app(max_runs=...)`)."""
 
 
 class Ticket:

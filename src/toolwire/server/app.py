@@ -124,10 +124,11 @@ def create_app(
             renews the leases, answers hand-off requests and sweeps abandoned conversations.
             None (the default): one process serves every conversation of its store.
         max_runs: Runs in progress at once, over all conversations; more wait in a queue (their
-            clients get RunStatus `queued` with their place). By default 32 per CPU
-            (`admission.default_max_runs`); None: no limit.
+            clients get RunStatus `queued` with their place). None (the default): no limit (a run
+            holds its slot also while it waits for a client or a person: `admission.py`).
         run_queue: Runs that may wait for a slot; a UserMessage beyond is refused with
             ErrorMessage 503 (nothing stored). Runs resumed after a restart are never refused.
+            Applies only with `max_runs`.
 
     Raises:
         UsageError: `store` is not the agent's store, `max_conversations` or `max_runs` is not

@@ -82,7 +82,7 @@ class ServeOptions:
     max_conversations: int = 1_000
     """Conversations one principal may own (`create_app(max_conversations=...)`)."""
     max_runs: int | None = None
-    """Runs in progress at once (`create_app(max_runs=...)`); None: the default (32 per CPU), 0: no limit."""
+    """Runs in progress at once (`create_app(max_runs=...)`); None or 0: no limit."""
     run_queue: int = 256
     """Runs that may wait for a slot (`create_app(run_queue=...)`)."""
     refusal_burst: int = 100
@@ -278,7 +278,6 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
         ProviderError: The model could not start (e.g. the local model's file is not a GGUF file).
     """
     uvicorn = import_extra("uvicorn", "server")
-    from .admission import MAX_RUNS
     from .app import create_app
     from .refusals import RefusalLimit
     from .shutdown import GracefulServer
@@ -300,7 +299,7 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
             auth=auth,
             allowed_origins=options.allowed_origins,
             max_conversations=options.max_conversations,
-            max_runs=MAX_RUNS if options.max_runs is None else (options.max_runs or None),
+            max_runs=options.max_runs or None,
             run_queue=options.run_queue,
             refusal_limit=RefusalLimit(burst=options.refusal_burst, per_second=options.refusal_rate),
             leases=options.lease_settings(),
