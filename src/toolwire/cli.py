@@ -96,6 +96,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="conversations one principal may own; a new one beyond is refused (default 1000)",
     )
     serve.add_argument(
+        "--max-runs",
+        type=_whole,
+        default=None,
+        metavar="N",
+        help="agent runs in progress at once, over all conversations; more wait in a queue (default: no limit)",
+    )
+    serve.add_argument(
+        "--run-queue",
+        type=_whole,
+        default=256,
+        metavar="N",
+        help="runs that may wait for a slot; a message beyond is refused with ErrorMessage 503 (default 256)",
+    )
+    serve.add_argument(
         "--refusal-burst",
         type=_positive,
         default=100,
@@ -225,6 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tokens_file=args.tokens,
                 allowed_origins=args.allow_origin,
                 max_conversations=args.max_conversations,
+                max_runs=args.max_runs,
+                run_queue=args.run_queue,
                 refusal_burst=args.refusal_burst,
                 refusal_rate=args.refusal_rate,
                 mcp=args.mcp,
@@ -268,6 +284,17 @@ def _mcp_serve(args: argparse.Namespace) -> int:
         print(f"token: {made}", flush=True)  # the client's `Authorization: Bearer <token>`
     serve_http(load_pipeline(args.app), host=args.host, port=args.port, auth=auth)
     return 0
+
+
+def _whole(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 0, got {text!r}")
+    return value
 
 
 def _positive(text: str) -> int:

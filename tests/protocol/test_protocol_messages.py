@@ -58,6 +58,7 @@ EVERY_MESSAGE: list[MessageBody] = [
     ConsentRequestBody(id="k1", call_id="c1", tool_name="Del", mode="destructive", reason="r", arguments={"p": "x"}),
     ConsentAnswerBody(id="k1", allow=True, scope="thread"),
     RunStatus(run_id="run_1", status="failed", detail="boom"),
+    RunStatus(run_id="run_2", status="queued", position=3, message_id="m1"),
     ToolUseCancel(id="req_1", code="timeout", reason="Tool execution exceeded timeout of 30000ms"),
 ]
 
@@ -106,6 +107,8 @@ def test_every_message_round_trips_through_the_codec(message: MessageBody):
         (MessageType.REGISTER_TOOLS, {"groups": [{"name": "IDE"}, "IDE"]}, "RegisterTools.groups[1]"),
         (MessageType.CONSENT_ANSWER, {"id": "k", "allow": True, "scope": "always"}, "ConsentAnswer.scope"),
         (MessageType.RUN_STATUS, {"runId": "r", "status": "paused"}, "RunStatus.status"),
+        (MessageType.RUN_STATUS, {"runId": "r", "status": "queued", "position": 0}, "RunStatus.position"),
+        (MessageType.RUN_STATUS, {"runId": "r", "status": "queued", "position": "1"}, "RunStatus.position"),
         (
             MessageType.ASSISTANT_SENTENCE,
             {"messageId": "a", "sequence": True, "text": ""},
@@ -232,3 +235,21 @@ def test_register_tools_groups_are_client_tool_group_dicts():
     [group] = [ClientToolGroup.from_dict(group) for group in message.groups]
     assert group.to_dict() == message.groups[0]
     assert [tool.name for tool in group.tools] == ["OpenFile", "DeleteFile"]
+
+
+def test_a_queued_run_status_on_the_wire():
+    status = RunStatus(run_id="run_1", status="queued", position=2, message_id="msg_1")
+    frame = encode(Envelope(0, "c", status))
+    # unnumbered (stanzaId 0), type 104 (a positive fixint), the position a positive fixint
+    assert frame == (
+        b"\x84\xa8stanzaId\x00\xaeconversationId\xa1c\xa4type\x68\xa4body\x84"
+        b"\xa5runId\xa5run_1\xa6status\xa6queued\xa9messageId\xa5msg_1\xa8position\x02"
+    )
+    assert decode(frame).message == status
+    assert "position" not in RunStatus(run_id="r", status="started").to_body()
+
+
+def test_server_busy_is_a_recoverable_error():
+    refused = ProtocolError(ErrorCode.SERVER_BUSY, "server busy")
+    assert ErrorCode.SERVER_BUSY == 503
+    assert refused.recoverable and refused.severity == Severity.ERROR

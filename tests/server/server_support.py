@@ -145,8 +145,8 @@ def stored_transcript(data_dir: Path, thread_id: str) -> list[Message]:
 
 
 @asynccontextmanager
-async def served_in_process(agent: Agent) -> AsyncIterator[str]:
-    """`create_app(agent)` under uvicorn on loopback, in this process (its state visible to the test); its /ws URL."""
+async def served_in_process(agent: Agent, **options: Any) -> AsyncIterator[str]:
+    """`create_app(agent, **options)` under uvicorn on loopback, in this process (its state visible); its /ws URL."""
     import uvicorn
 
     from toolwire.server import TokenAuth, create_app
@@ -154,7 +154,9 @@ async def served_in_process(agent: Agent) -> AsyncIterator[str]:
 
     listener = listen("127.0.0.1", 0)
     host, port = listener.getsockname()[:2]
-    config = uvicorn.Config(create_app(agent, auth=TokenAuth.single(TOKEN)), lifespan="off", log_level="warning")
+    config = uvicorn.Config(
+        create_app(agent, auth=TokenAuth.single(TOKEN), **options), lifespan="off", log_level="warning"
+    )
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(server.serve, [listener])

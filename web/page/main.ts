@@ -35,6 +35,7 @@ const ui = {
   message: byId<HTMLTextAreaElement>("message"),
   send: byId<HTMLButtonElement>("send"),
   stop: byId<HTMLButtonElement>("stop"),
+  queued: byId<HTMLParagraphElement>("queued"),
   conversations: byId<HTMLUListElement>("conversation-list"),
   newConversation: byId<HTMLButtonElement>("new-conversation"),
   notes: byId<HTMLTextAreaElement>("notes"),
@@ -93,6 +94,12 @@ function initialTheme(): Theme {
   return matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
 }
 
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : (["th", "st", "nd", "rd"][n % 10] ?? "th");
+  return `${n}${suffix}`;
+}
+
 function busy(): boolean {
   return timeline.running !== undefined || timeline.sending === true;
 }
@@ -109,6 +116,8 @@ function draw(): void {
   const closed = client === undefined || client.connectionState === "closed";
   ui.send.disabled = busy() || closed || !registered;
   ui.stop.disabled = !busy() || closed;
+  ui.queued.hidden = timeline.queued === undefined;
+  ui.queued.textContent = timeline.queued === undefined ? "" : `The server is busy: your message waits (${ordinal(timeline.queued)} in line).`;
   ui.composer.setAttribute("aria-busy", String(busy()));
   drawCallLog();
 }

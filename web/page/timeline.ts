@@ -98,6 +98,8 @@ export interface Timeline {
   running?: string;
   /** A message was sent and its run has not started yet. */
   sending?: boolean;
+  /** The run waits for the server (its place in the queue: 1 is next). */
+  queued?: number;
 }
 
 const DETAIL_CHARS = 400;
@@ -185,20 +187,30 @@ export function undoMessage(entry: ToolEntry, undo: Undo): string {
  */
 export function apply(timeline: Timeline, event: ClientEvent, browserTools: ReadonlySet<string>): boolean {
   switch (event.kind) {
+    case "runQueued":
+      timeline.running = event.runId;
+      timeline.sending = false;
+      timeline.queued = event.position;
+      return true;
     case "runStarted":
       timeline.running = event.runId;
       timeline.sending = false;
+      delete timeline.queued;
       return true;
     case "runFinished":
       timeline.running = undefined;
       timeline.sending = false;
+      delete timeline.queued;
       if (event.reason !== undefined && event.reason !== "answer") {
         const why = event.reason === "canceled" ? "Stopped" : `The run ended: ${event.reason}`;
         notice(timeline, `${why}${event.detail ? ` (${event.detail})` : ""}.`, "info");
       }
       return true;
     case "runFailed":
-      if (event.runId === undefined || event.runId === timeline.running) timeline.running = undefined;
+      if (event.runId === undefined || event.runId === timeline.running) {
+        timeline.running = undefined;
+        delete timeline.queued;
+      }
       timeline.sending = false;
       notice(timeline, event.message, "error");
       return true;

@@ -33,7 +33,7 @@ import { Fields, isMap, MessageType, own, type WireMap, type WireValue } from ".
 
 const EXECUTIONS: readonly Execution[] = ["server", "client", "either"];
 const SCOPES: readonly ConsentScope[] = ["once", "thread"];
-const RUN_STATES: readonly RunState[] = ["started", "finished", "failed"];
+const RUN_STATES: readonly RunState[] = ["queued", "started", "finished", "failed"];
 const RESULT_TYPES = 5; // Success, Error, Canceled, Timeout, Denied
 
 // -- writing ---------------------------------------------------------------------------------
@@ -156,6 +156,7 @@ export function toBody(message: Message): WireMap {
         ["detail", message.detail],
         ["output", message.output],
         ["messageId", message.messageId],
+        ["position", message.position],
       ]);
     case MessageType.TOOL_USE_CANCEL:
       return set([
@@ -294,6 +295,7 @@ export function parseBody(type: number, body: WireMap): Message {
         detail: fields.optionalText("detail"),
         output: fields.optionalText("output"),
         messageId: fields.optionalText("messageId"),
+        position: fields.optionalInteger("position", { low: 1 }),
       });
     }
     case MessageType.TOOL_USE_CANCEL: {

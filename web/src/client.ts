@@ -44,7 +44,7 @@ import { MessageType } from "./wire.js";
 /** The version this client announces. */
 export const CLIENT_VERSION = "toolwire-web/0.1.0";
 /** The optional features this client supports. */
-export const FEATURES = ["clientTools", "consent", "runStatus", "resume"];
+export const FEATURES = ["clientTools", "consent", "runStatus", "resume", "runQueue"];
 /** The feature that asks for an answer's AssistantMessage also after it was streamed (`wholeAnswers` option). */
 export const WHOLE_ANSWERS = "wholeAnswers";
 const MAX_REMEMBERED = 1_000;
@@ -533,7 +533,9 @@ export class ToolwireClient {
       case MessageType.ASSISTANT_SENTENCE:
       case MessageType.ASSISTANT_MESSAGE:
       case MessageType.RUN_STATUS:
-        if (message.type === MessageType.RUN_STATUS) this.runId = message.status === "started" ? message.runId : undefined;
+        if (message.type === MessageType.RUN_STATUS) {
+          this.runId = message.status === "started" || message.status === "queued" ? message.runId : undefined;
+        }
         this.emit(streamEvent(message));
         return;
       case MessageType.REGISTER_TOOLS_RESULT:
@@ -542,7 +544,7 @@ export class ToolwireClient {
       case MessageType.ERROR:
         if (message.recoverable === false) return; // the connection closes and reports it
         if (this.run !== undefined && !this.run.done && message.originatingId === this.run.stanzaId) {
-          this.emit({ kind: "runFailed", message: `the server refused the message: ${message.message}` });
+          this.emit({ kind: "runFailed", message: `the server refused the message: ${message.message}`, code: message.code });
         } else if (message.code === ErrorCode.RESULT_REFUSED) {
           // A result the server settled the call without (resultRefused); otherwise, expected
           // after a resume: an answer sent twice (replayed, and asked for again).

@@ -133,10 +133,13 @@ export class RegistrationError extends ToolwireError {
 /** The server refused the message (e.g. a run is in progress), or the run it started failed. */
 export class RunFailed extends ToolwireError {
   readonly runId: string | undefined;
+  /** The ErrorMessage code of a refused message: 105 (a run is in progress), 503 (the server is busy: send it again later). */
+  readonly code: number | undefined;
 
-  constructor(message: string, runId?: string) {
+  constructor(message: string, runId?: string, code?: number) {
     super(message);
     this.runId = runId;
+    this.code = code;
   }
 }
 

@@ -5,7 +5,8 @@
  * | `kind` | when |
  * |---|---|
  * | `connection` | the connection's state changed: `connecting`, `open`, `reconnecting`, `closed` (for a UI indicator) |
- * | `runStarted` / `runFinished` / `runFailed` | an agent run began, ended (with its reason and output), or failed (or the message was refused) |
+ * | `runQueued` | the server runs as many runs as it allows: this run waits, at `position` (1: the next to start); sent again when it moves, at most about once a second |
+ * | `runStarted` / `runFinished` / `runFailed` | an agent run began, ended (with its reason and output), or failed (or the message was refused: `code` 503, the server is busy, try again later) |
  * | `answerStarted`, `answerText` | a streamed answer began; one piece of it (StartAnswer, AssistantSentence) |
  * | `assistantMessage` | a complete answer (AssistantMessage): one that was not streamed, or every answer with the `wholeAnswers` option |
  * | `serverToolCall` / `serverToolResult` | the server runs one of its own tools: shown for transparency, never executed here |
@@ -49,6 +50,14 @@ export interface ConnectionEvent {
   /** When closed for good: why. */
   error?: ConnectionClosed;
 }
+export interface RunQueuedEvent {
+  kind: "runQueued";
+  runId: string;
+  /** The run's place in the server's queue: 1 is the next to start. */
+  position: number;
+  /** The UserMessage the run answers (absent for a run the server resumed by itself). */
+  messageId?: string;
+}
 export interface RunStartedEvent {
   kind: "runStarted";
   runId: string;
@@ -70,6 +79,8 @@ export interface RunFailedEvent {
   runId?: string;
   messageId?: string;
   message: string;
+  /** The ErrorMessage code when the server refused the message: 105 (a run is in progress), 503 (busy: try again later). */
+  code?: number;
 }
 export interface AnswerStartedEvent {
   kind: "answerStarted";
@@ -152,6 +163,7 @@ export interface WarningEvent {
 /** Everything `onEvent` gets, told apart by `kind`. */
 export type ClientEvent =
   | ConnectionEvent
+  | RunQueuedEvent
   | RunStartedEvent
   | RunFinishedEvent
   | RunFailedEvent
@@ -187,6 +199,7 @@ export function streamEvent(message: StartAnswer | AssistantSentence | Assistant
       const { runId, reason, detail, output, messageId } = message;
       const answering = messageId === undefined ? {} : { messageId };
       if (message.status === "started") return { kind: "runStarted", runId, ...answering };
+      if (message.status === "queued") return { kind: "runQueued", runId, position: message.position ?? 1, ...answering };
       if (message.status === "failed") {
         return { kind: "runFailed", runId, ...answering, message: `the run failed: ${detail ?? "no reason given"}` };
       }
@@ -243,16 +256,17 @@ export class Run implements AsyncIterable<ClientEvent> {
   offer(event: ClientEvent): void {
     if (this.outcome !== undefined || event.kind === "connection" || event.kind === "warning") return;
     if (this.runId === undefined) {
-      if (event.kind === "runStarted" && (event.messageId === undefined || event.messageId === this.messageId)) {
+      const opening = event.kind === "runQueued" || event.kind === "runStarted";
+      if (opening && (event.messageId === undefined || event.messageId === this.messageId)) {
         this.runId = event.runId;
         this.push(event);
       } else if (event.kind === "runFailed" && event.runId === undefined) {
         this.push(event); // the server refused the message
-        this.fail(new RunFailed(event.message));
+        this.fail(new RunFailed(event.message, undefined, event.code));
       }
       return;
     }
-    if (event.kind === "runStarted" && event.messageId === undefined) {
+    if ((event.kind === "runQueued" || event.kind === "runStarted") && event.messageId === undefined) {
       // The server resumed this run after a restart, or another replica took it over: a new run
       // id (naming no message) for the same work, whose end is this run's end.
       this.runId = event.runId;

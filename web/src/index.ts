@@ -68,6 +68,7 @@ export {
   streamEvent,
   type RunFinishedEvent,
   type ResultRefusedEvent,
+  type RunQueuedEvent,
   type RunStartedEvent,
   type ServerErrorEvent,
   type ServerToolCallEvent,

@@ -21,7 +21,7 @@ export type Execution = "server" | "client" | "either";
 /** How far a consent answer reaches: this call, or every call of the tool in the thread. */
 export type ConsentScope = "once" | "thread";
 /** The states a `RunStatus` reports. */
-export type RunState = "started" | "finished" | "failed";
+export type RunState = "queued" | "started" | "finished" | "failed";
 
 // -- what client tools are made of (docs/client-tools.md) ----------------------------------------
 
@@ -244,6 +244,8 @@ export interface RunStatus {
    * run's StartAnswer and AssistantMessage name it as `previousId` too.
    */
   messageId?: string;
+  /** A `queued` run's place in the server's queue: 1 is the next to start. */
+  position?: number;
 }
 
 /**

@@ -506,7 +506,7 @@ describe("consent prompts", () => {
 describe("chatting", () => {
   it("asks for streamed answers once by default, and also whole with the wholeAnswers option", async () => {
     const { server } = await start();
-    expect(server.hellos[0]!.features).toEqual(["clientTools", "consent", "runStatus", "resume"]);
+    expect(server.hellos[0]!.features).toEqual(["clientTools", "consent", "runStatus", "resume", "runQueue"]);
     const whole = await start({ wholeAnswers: true });
     expect(whole.server.hellos[0]!.features).toContain("wholeAnswers");
   });
@@ -569,6 +569,23 @@ describe("chatting", () => {
       })(),
     ).rejects.toMatchObject({ message: "the run failed: the model is unreachable", runId: "run_2" });
     expect(seen).toEqual(["runStarted", "runFailed"]);
+  });
+
+  it("waits in the server's queue: runQueued with its place as it moves, then runStarted; a busy server's refusal carries 503", async () => {
+    const { server, client } = await start();
+    const run = client.send("hi");
+    const mine = (await server.take(MessageType.USER_MESSAGE)).message.id;
+    server.send({ type: MessageType.RUN_STATUS, runId: "run_1", status: "queued", position: 2, messageId: mine });
+    server.send({ type: MessageType.RUN_STATUS, runId: "run_1", status: "queued", position: 1, messageId: mine });
+    server.send({ type: MessageType.RUN_STATUS, runId: "run_1", status: "started", messageId: mine });
+    server.send({ type: MessageType.RUN_STATUS, runId: "run_1", status: "finished", reason: "answer", output: "done", messageId: mine });
+    const seen: ClientEvent[] = [];
+    for await (const event of run) seen.push(event);
+    expect(seen.map((e) => (e.kind === "runQueued" ? `queued ${e.position}` : e.kind))).toEqual(["queued 2", "queued 1", "runStarted", "runFinished"]);
+    const busy = client.send("again");
+    const stanza = (await server.take(MessageType.USER_MESSAGE)).stanzaId;
+    server.send({ type: MessageType.ERROR, id: "e2", code: 503, message: "server busy: send the message again later", severity: 1, originatingId: stanza });
+    await expect(busy.finished).rejects.toMatchObject({ code: 503 });
   });
 
   it("follows the run that names its message, not an earlier one replayed after a reload", async () => {

@@ -38,6 +38,7 @@ from .run_events import Event as Event
 from .run_events import RemoteRunFinished as RemoteRunFinished
 from .run_events import ResultRefused as ResultRefused
 from .run_events import RunFailed as RunFailed
+from .run_events import RunQueued as RunQueued
 from .run_events import RunStarted as RunStarted
 from .run_events import ServerToolCall as ServerToolCall
 from .run_events import ServerToolResult as ServerToolResult
@@ -61,6 +62,7 @@ __all__ = [
     "RemoteRunFinished",
     "ResultRefused",
     "RunFailed",
+    "RunQueued",
     "RunStarted",
     "ServerToolCall",
     "ServerToolResult",

@@ -8,7 +8,7 @@ ToolUseCancel ──► the handler task cancelled, no result sent, ClientToolCa
 ErrorMessage 302 for a result sent ──► ResultRefused
 ToolUseRequest(server), ToolUseResult ──► ServerToolCall, ServerToolResult (mirrored, never run here)
 ConsentRequest ──► consent task ──► ConsentAnswer, ConsentPrompt
-AssistantSentence, RunStatus ──► AnswerText, RunStarted, RemoteRunFinished | RunFailed
+AssistantSentence, RunStatus ──► AnswerText, RunQueued, RunStarted, RemoteRunFinished | RunFailed
 RegisterToolsResult ──► the waiting register(); ErrorMessage ──► logged, or RunFailed for our message
 ```
 """
@@ -66,6 +66,7 @@ from .run_events import (
     RemoteRunFinished,
     ResultRefused,
     RunFailed,
+    RunQueued,
     RunStarted,
     ServerToolCall,
     ServerToolResult,
@@ -214,7 +215,8 @@ class Client:
     async def send(self, text: str) -> AsyncIterator[Event]:
         """Send a user message and stream what happens until its run ends.
 
-        Yields `RunStarted`, `AnswerText` pieces, `ServerToolCall` / `ServerToolResult`
+        Yields `RunQueued` while the server makes the run wait for a slot (its place),
+        `RunStarted`, `AnswerText` pieces, `ServerToolCall` / `ServerToolResult`
         (mirrored, never executed here), `ClientToolCall` (what this client answered),
         `ClientToolCanceled` (a call the server settled without this client's result),
         `ResultRefused`, `ConsentPrompt`, and last `RemoteRunFinished`. Client tools and consent prompts are answered
@@ -222,7 +224,8 @@ class Client:
         next message: a new `send()` ends the iteration of an earlier one.
 
         Raises:
-            RunFailed: The server refused the message or the run failed.
+            RunFailed: The server refused the message (`code` 503: it is busy, try again later) or
+                the run failed.
             ConnectionClosed: The connection ended for good.
         """
         if self._listener is not None:  # an earlier send() left before its end: it ends now
@@ -240,10 +243,10 @@ class Client:
                             raise item
                         continue  # an earlier run's failure, replayed on a resume
                     if run_id is None:
-                        if not isinstance(item, RunStarted) or item.message_id not in (None, message_id):
+                        if not isinstance(item, RunQueued | RunStarted) or item.message_id not in (None, message_id):
                             continue  # an earlier run, replayed on a resume
                         run_id = item.run_id
-                    elif isinstance(item, RunStarted) and item.message_id is None:
+                    elif isinstance(item, RunQueued | RunStarted) and item.message_id is None:
                         run_id = item.run_id  # this run, resumed by a restarted server or another replica
                     yield item
                     if isinstance(item, RemoteRunFinished):
@@ -308,6 +311,9 @@ class Client:
                 self._consent_requested(request)
             case AssistantSentence(text=text, message_id=message_id) if text:
                 self._emit(AnswerText(text=text, message_id=message_id))
+            case RunStatus(status="queued", run_id=run_id, message_id=message_id, position=position):
+                self._run_id = run_id  # (a ControlStop names it: it leaves the queue)
+                self._emit(RunQueued(run_id=run_id, position=position or 1, message_id=message_id))
             case RunStatus(status="started", run_id=run_id, message_id=message_id):
                 self._run_id = run_id
                 self._emit(RunStarted(run_id=run_id, message_id=message_id))
@@ -336,7 +342,7 @@ class Client:
         if not error.recoverable:  # the reader closes and reports it
             return
         if self._message_stanza is not None and error.originating_id == self._message_stanza:
-            self._emit(RunFailed(f"the server refused the message: {error.message}"))
+            self._emit(RunFailed(f"the server refused the message: {error.message}", code=error.code))
         elif error.code == ErrorCode.RESULT_REFUSED:  # the call was settled without it, or answered already
             origin = error.originating_id
             request_id = self._results.get(origin) if isinstance(origin, int) else None

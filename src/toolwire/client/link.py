@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import anyio
 
 from .. import __version__
-from ..protocol import DEFAULT_LIMITS, Connection, Envelope, ErrorCode, ErrorMessage, Limits, MessageBody
+from ..protocol import DEFAULT_LIMITS, RUN_QUEUE, Connection, Envelope, ErrorCode, ErrorMessage, Limits, MessageBody
 from .run_events import ConnectionClosed
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ _log = logging.getLogger("toolwire.client")
 
 HANDSHAKE_TIMEOUT: Final = 10.0
 """Seconds to wait for the WebSocket upgrade, and then for the server's Configuration."""
-FEATURES: Final = ("clientTools", "consent", "runStatus", "resume")
+FEATURES: Final = ("clientTools", "consent", "runStatus", "resume", RUN_QUEUE)
 ACK_DELAY: Final = 0.2
 """Seconds before this end acknowledges what it received (sooner once `ACK_SOON` stanzas wait)."""
 ACK_SOON: Final = 16

@@ -27,6 +27,7 @@ __all__ = [
     "Event",
     "RemoteRunFinished",
     "RunFailed",
+    "RunQueued",
     "RunStarted",
     "ServerToolCall",
     "ServerToolResult",
@@ -47,11 +48,34 @@ class ConnectionClosed(ClientDisconnected):
 
 
 class RunFailed(ToolwireError):
-    """The server refused the message (e.g. a run is in progress) or the run it started failed."""
+    """The server refused the message (e.g. a run is in progress) or the run it started failed.
 
-    def __init__(self, message: str, *, run_id: str | None = None) -> None:
+    Args:
+        message: What happened.
+        run_id: The run that failed; None when the message itself was refused.
+        code: The ErrorMessage code of a refused message: 105 (a run is in progress), 503 (the
+            server is busy: its run queue is full; send the message again later).
+    """
+
+    def __init__(self, message: str, *, run_id: str | None = None, code: int | None = None) -> None:
         super().__init__(message)
         self.run_id = run_id
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunQueued:
+    """The server runs as many runs as it allows: this one waits for a slot (RunStatus `queued`).
+
+    Sent when the run is queued, then when its place changes (at most about once a second), and
+    again after a reconnect; `RunStarted` follows once it starts.
+    """
+
+    run_id: str
+    position: int
+    """The run's place in the server's queue: 1 is the next to start."""
+    message_id: str | None = None
+    """The id of the message the run answers (None for a run resumed after a server restart)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,7 +185,8 @@ class RemoteRunFinished:
 
 
 Event: TypeAlias = (
-    RunStarted
+    RunQueued
+    | RunStarted
     | AnswerText
     | ServerToolCall
     | ServerToolResult

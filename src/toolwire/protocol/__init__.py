@@ -50,6 +50,7 @@ from .connection import Received as Received
 from .error_codes import ErrorCode as ErrorCode
 from .error_codes import ProtocolError as ProtocolError
 from .error_codes import Severity as Severity
+from .extensions import RUN_QUEUE as RUN_QUEUE
 from .extensions import ConsentScope as ConsentScope
 from .extensions import RunState as RunState
 from .results import result_message as result_message
@@ -62,6 +63,7 @@ __all__ = [
     "ACK_IN_META",
     "DEFAULT_LIMITS",
     "META_ACK",
+    "RUN_QUEUE",
     "WHOLE_ANSWERS",
     "Acknowledgement",
     "AssistantMessageBody",

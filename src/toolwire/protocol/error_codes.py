@@ -24,6 +24,7 @@ the published protocol (100–199 format and protocol, 200–299 conversation, 3
 | 401 | `UNAUTHENTICATED` | no | no valid credentials |
 | 403 | `FORBIDDEN` | no | the credentials do not allow this |
 | 501 | `INTERNAL` | yes | the server failed; the message says nothing more |
+| 503 | `SERVER_BUSY` | yes | a UserMessage found the server's run queue full: nothing was started or stored |
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ class ErrorCode(IntEnum):
     """The credentials do not allow this operation."""
     INTERNAL = 501
     """The server failed; details stay in its logs."""
+    SERVER_BUSY = 503
+    """The server runs as many runs as it allows and its queue is full: the UserMessage was refused
+    (not stored, no run started); send it again later."""
 
 
 class Severity(IntEnum):

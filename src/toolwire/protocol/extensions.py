@@ -20,6 +20,7 @@ __all__ = [
     "ConsentScope",
     "RegisterTools",
     "RegisterToolsResult",
+    "RUN_QUEUE",
     "RunState",
     "RunStatus",
     "ToolUseCancel",
@@ -27,10 +28,13 @@ __all__ = [
 
 ConsentScope = Literal["once", "thread"]
 """How far a consent answer reaches: this call, or every call of the tool in the thread."""
-RunState = Literal["started", "finished", "failed"]
+RunState = Literal["queued", "started", "finished", "failed"]
 """The states a `RunStatus` reports."""
+RUN_QUEUE: Final = "runQueue"
+"""The feature of the Configuration by which a client asks to be told its run's place in the server's
+queue (RunStatus `queued`), and the server says it may send it."""
 _SCOPES: Final = ("once", "thread")
-_RUN_STATES: Final = ("started", "finished", "failed")
+_RUN_STATES: Final = ("queued", "started", "finished", "failed")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -177,13 +181,18 @@ class ConsentAnswerBody:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunStatus:
-    """An agent run started or ended (type 104, server → client)."""
+    """An agent run waits for its turn, started or ended (type 104, server → client).
+
+    A `queued` status is not numbered (stanza id 0): it is live news of the run's place in the
+    server's queue, sent only to a client that listed the `runQueue` feature, never kept or replayed.
+    """
 
     type: ClassVar[MessageType] = MessageType.RUN_STATUS
     run_id: str
     """The run's id."""
     status: RunState
-    """`started`, `finished` (it ended with a reason) or `failed` (an error stopped it)."""
+    """`queued` (it waits for one of the server's run slots), `started`, `finished` (it ended with a
+    reason) or `failed` (an error stopped it)."""
     reason: str | None = None
     """How a finished run ended: `RunResult.reason` (`answer`, `terminal_result`, `limit`, ...)."""
     detail: str | None = None
@@ -192,6 +201,8 @@ class RunStatus:
     """The final answer of a finished run."""
     message_id: str | None = None
     """The id of the UserMessage the run answers (none for a run resumed after a restart)."""
+    position: int | None = None
+    """A queued run's place in the queue: 1 is the next run to start."""
 
     def to_body(self) -> dict[str, Any]:
         """Return the wire body."""
@@ -203,6 +214,7 @@ class RunStatus:
                 "detail": self.detail,
                 "output": self.output,
                 "messageId": self.message_id,
+                "position": self.position,
             }
         )
 
@@ -217,6 +229,7 @@ class RunStatus:
             detail=fields.optional_text("detail"),
             output=fields.optional_text("output"),
             message_id=fields.optional_text("messageId"),
+            position=fields.optional_integer("position", low=1),
         )
 
 

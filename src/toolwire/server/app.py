@@ -15,6 +15,10 @@ a valid token and, from a browser, an allowed `Origin`; otherwise the upgrade is
 and no state is created. The first frame is the client's Configuration: a new conversation (unless
 its principal owns `max_conversations` already: ErrorMessage 203), or one the same principal
 created (to resume it; what the client missed is replayed).
+
+Runs go through the server's admission (`admission.py`): at most `max_runs` at once, then up to
+`run_queue` waiting in arrival order (their clients told their place, RunStatus `queued`); a
+UserMessage beyond is refused with ErrorMessage 503.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from ..errors import Fenced, RegistrationError, StoreUnavailable, UsageError
 from ..loop import Agent
 from ..protocol import (
     DEFAULT_LIMITS,
+    RUN_QUEUE,
     WHOLE_ANSWERS,
     Configuration,
     Connection,
@@ -57,6 +62,8 @@ from ..protocol import (
     encode,
 )
 from ..store import CallState, LeaseStore, Store
+from .admission import MAX_RUNS, Admission
+from .admission import RUN_QUEUE as DEFAULT_RUN_QUEUE
 from .auth import TokenAuth, redact
 from .conversations_http import ConversationBusy, conversation_routes
 from .refusals import DEFAULT_REFUSAL_LIMIT, ConnectionRefusals, RefusalLimit, Refusals
@@ -71,7 +78,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 """The browser client: the chat page and the TypeScript client bundle (built from web/)."""
 HANDSHAKE_TIMEOUT = 10.0
 """Seconds a connection may take to send its Configuration."""
-FEATURES = ("clientTools", "consent", "runStatus", "resume", WHOLE_ANSWERS)
+FEATURES = ("clientTools", "consent", "runStatus", "resume", WHOLE_ANSWERS, RUN_QUEUE)
 ACK_DELAY = 0.2
 """Seconds the server waits before acknowledging a client's stanzas (sooner once `ACK_SOON` wait)."""
 MAX_CONVERSATIONS = 1_000
@@ -93,6 +100,8 @@ def create_app(
     max_conversations: int | None = MAX_CONVERSATIONS,
     refusal_limit: RefusalLimit = DEFAULT_REFUSAL_LIMIT,
     leases: LeaseSettings | None = None,
+    max_runs: int | None = MAX_RUNS,
+    run_queue: int = DEFAULT_RUN_QUEUE,
 ) -> Starlette:
     """Build the ASGI app serving `agent` over the WebSocket protocol.
 
@@ -114,9 +123,16 @@ def create_app(
             `app.state.toolwire.replicating()` (an async context) for the server's life: it
             renews the leases, answers hand-off requests and sweeps abandoned conversations.
             None (the default): one process serves every conversation of its store.
+        max_runs: Runs in progress at once, over all conversations; more wait in a queue (their
+            clients get RunStatus `queued` with their place). None (the default): no limit (a run
+            holds its slot also while it waits for a client or a person: `admission.py`).
+        run_queue: Runs that may wait for a slot; a UserMessage beyond is refused with
+            ErrorMessage 503 (nothing stored). Runs resumed after a restart are never refused.
+            Applies only with `max_runs`.
 
     Raises:
-        UsageError: `store` is not the agent's store, or `max_conversations` is not positive.
+        UsageError: `store` is not the agent's store, `max_conversations` or `max_runs` is not
+            positive, or `run_queue` is negative.
     """
     if store is not None and store is not agent.store:
         raise UsageError("create the Agent with store=...: the server and the agent must share one store")
@@ -128,6 +144,7 @@ def create_app(
         max_conversations=max_conversations,
         refusal_limit=refusal_limit,
         leases=leases,
+        admission=Admission(max_runs, run_queue),
     )
     routes = [
         Route("/healthz", server.health),
@@ -156,6 +173,7 @@ class ToolwireServer:
         max_conversations: int | None = MAX_CONVERSATIONS,
         refusal_limit: RefusalLimit = DEFAULT_REFUSAL_LIMIT,
         leases: LeaseSettings | None = None,
+        admission: Admission | None = None,
     ) -> None:
         if max_conversations is not None and max_conversations < 1:
             raise UsageError(f"max_conversations must be a positive number (or None: no cap), not {max_conversations}")
@@ -165,6 +183,8 @@ class ToolwireServer:
         self.limits = limits
         self.max_conversations = max_conversations
         """Conversations one principal may own (None: no cap)."""
+        self.admission = admission if admission is not None else Admission(MAX_RUNS)
+        """The server's run slots and the queue of runs waiting for one."""
         self.refusals = Refusals(refusal_limit)
         """Each principal's allowance of refused frames, and their log."""
         self.conversations: dict[str, ServerConversation] = {}
@@ -461,7 +481,7 @@ class ToolwireServer:
                     if self.replica is not None and not await self.replica.take(thread_id):
                         raise RuntimeError(f"the lease of the new conversation {thread_id} is held already")
                     conversation = self.conversations[thread_id] = ServerConversation(
-                        self.agent, thread_id, principal, None
+                        self.agent, thread_id, principal, None, admission=self.admission
                     )
                 if conversation is not None:
                     state = conversation.connection.state()
@@ -560,6 +580,7 @@ class ToolwireServer:
             sent=sent,
             answered=answered,
             run_ended=ended if type(ended) is int else None,
+            admission=self.admission,
         )
         self.conversations[thread_id] = conversation
         return conversation
@@ -618,7 +639,9 @@ class ToolwireServer:
     ) -> None:
         match envelope.message:
             case UserMessageBody(id=message_id, content=content):
-                if not conversation.start(runs, content, message_id):
+                if not conversation.busy and self.admission.full:  # refused before its prompt is stored
+                    await self._error(conversation, envelope, self._busy(), refusals, ErrorCode.SERVER_BUSY)
+                elif not conversation.start(runs, content, message_id):
                     message = "a run is in progress: wait for it, or send ControlStop"
                     await self._error(conversation, envelope, message, refusals)
             case RegisterTools() as registration:
@@ -642,6 +665,13 @@ class ToolwireServer:
                 )
             case other:
                 await self._error(conversation, envelope, f"a client does not send {type(other).__name__}", refusals)
+
+    def _busy(self) -> str:
+        admission = self.admission  # (logged with the principal's other refusals, not one line each)
+        return (
+            f"server busy: {admission.running} runs in progress and {admission.waiting} waiting,"
+            " the most it allows: send the message again later"
+        )
 
     async def _register(self, conversation: ServerConversation, registration: RegisterTools) -> None:
         groups, expanded = list(registration.groups), registration.expanded_containers

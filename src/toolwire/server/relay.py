@@ -9,7 +9,7 @@ the run's end an AssistantMessage (when not streamed) and RunStatus `finished`.
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from anyio.abc import TaskGroup
 
@@ -48,7 +48,7 @@ class Relay:
         self.server_calls: set[str] = set()
         """The calls of server tools shown to the client as started, whose results it is shown next."""
 
-    def status(self, status: RunState, **fields: str | None) -> RunStatus:
+    def status(self, status: RunState, **fields: Any) -> RunStatus:
         """This run's RunStatus message."""
         return RunStatus(run_id=self.run_id, status=status, message_id=self.message_id, **fields)
 

@@ -81,6 +81,10 @@ class ServeOptions:
     allowed_origins: list[str] = field(default_factory=list[str])
     max_conversations: int = 1_000
     """Conversations one principal may own (`create_app(max_conversations=...)`)."""
+    max_runs: int | None = None
+    """Runs in progress at once (`create_app(max_runs=...)`); None or 0: no limit."""
+    run_queue: int = 256
+    """Runs that may wait for a slot (`create_app(run_queue=...)`)."""
     refusal_burst: int = 100
     """Refused frames a principal's connections may cause at once (`RefusalLimit.burst`)."""
     refusal_rate: float = 10.0
@@ -295,6 +299,8 @@ def serve(options: ServeOptions, *, out: TextIO = sys.stdout) -> int:
             auth=auth,
             allowed_origins=options.allowed_origins,
             max_conversations=options.max_conversations,
+            max_runs=options.max_runs or None,
+            run_queue=options.run_queue,
             refusal_limit=RefusalLimit(burst=options.refusal_burst, per_second=options.refusal_rate),
             leases=options.lease_settings(),
         )

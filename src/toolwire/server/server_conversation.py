@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -32,6 +33,7 @@ from ..loop import Agent
 from ..messages import AssistantMessage, UserMessage
 from ..policy import ConsentAnswer, ConsentRequest
 from ..protocol import (
+    RUN_QUEUE,
     WHOLE_ANSWERS,
     AssistantMessageBody,
     Connection,
@@ -41,15 +43,18 @@ from ..protocol import (
     ErrorCode,
     MessageBody,
     Received,
+    RunStatus,
     Sequencing,
     ToolUseRequest,
     ToolUseResult,
     decode,
+    encode,
 )
 from ..protocol.results import answer_json
 from ..store import CallState, LedgerEntry
 from ..telemetry.propagation import trace_meta
 from ..tools import Cancellation
+from .admission import Admission, Ticket
 from .relay import Relay
 from .wire_state import WireForm
 
@@ -78,8 +83,11 @@ class ServerConversation:
         sent: Mapping[str, str] | None = None,
         answered: Iterable[str] = (),
         run_ended: int | None = 0,
+        admission: Admission | None = None,
     ) -> None:
         self.agent = agent
+        self.admission = admission if admission is not None else Admission(None)
+        """The server's run slots and queue, which every run of this conversation goes through."""
         self.thread_id = thread_id
         self.principal = principal
         self.connection = (
@@ -104,6 +112,10 @@ class ServerConversation:
         self._scope: anyio.CancelScope | None = None
         self._ended = anyio.Event()
         """Set when the run in progress ends (replaced when the next one starts)."""
+        self._ticket: Ticket | None = None
+        """The run's place in `admission` (queued, or holding a slot) while a run is in progress."""
+        self._queued: RunStatus | None = None
+        """The run's RunStatus `queued` (without its position) while it waits for a slot."""
         self._consents: dict[str, tuple[anyio.Event, list[ConsentAnswerBody]]] = {}
         self.registering = False
         """A RegisterTools is being applied (one at a time per conversation)."""
@@ -161,6 +173,8 @@ class ServerConversation:
         self.connection, self._writer = connection, writer
         await self.save()
         self.agent.clients.attach(self.thread_id, self.channel)
+        if self._ticket is not None and (position := self.admission.position(self._ticket)) is not None:
+            await self._tell_position(position)  # the run waits: where, now
 
     def detach(self, writer: Writer) -> None:
         """The client behind `writer` left; what is sent meanwhile waits in the outbox."""
@@ -472,6 +486,7 @@ class ServerConversation:
         if self._run is None:
             return False
         self._run.cancel("Stopped by the client")
+        self._withdraw()
         return True
 
     def cancel(self, reason: str) -> bool:
@@ -479,6 +494,7 @@ class ServerConversation:
         if self._run is None:
             return False
         self._run.cancel(reason, by="system")
+        self._withdraw()
         return True
 
     async def needs_run(self) -> bool:
@@ -495,19 +511,28 @@ class ServerConversation:
     def _unannounced(self, length: int) -> bool:
         return self.run_ended is not None and self.run_ended != length
 
+    def _withdraw(self) -> None:
+        """A canceled run that waits for a slot leaves the queue: it ends at once, running no turn."""
+        if self._ticket is not None:
+            self.admission.withdraw(self._ticket)
+
     def start(self, group: TaskGroup, prompt: str | None, message_id: str | None = None) -> bool:
         """Start a run for `prompt` (None: resume an unfinished one); False while one is running.
 
         `message_id` is the UserMessage's id: the run's RunStatus, StartAnswer and AssistantMessage
         name it, so a client can tell its answer from a replayed earlier one.
+
+        The run goes through `admission`: it starts at once when a slot is free, else it waits in
+        the queue (its client told its place). Check `admission.full` first to refuse a prompt.
         """
         if self._run is not None or self.fenced:
             return False
         if prompt is not None:  # stored with the next save: the one that records its frame as seen
             self._prompt = UserMessage(prompt)
         self._run, self._scope, self._ended = Cancellation(), anyio.CancelScope(), anyio.Event()
+        self._ticket = ticket = self.admission.enter()
         relay = Relay(self, "run_" + secrets.token_hex(8), group, message_id)
-        group.start_soon(self._drive, prompt is not None, self._run, self._scope, relay)
+        group.start_soon(self._drive, prompt is not None, self._run, self._scope, relay, ticket)
         return True
 
     async def wait_idle(self) -> None:
@@ -531,19 +556,40 @@ class ServerConversation:
             self.thread_id, groups, expanded_containers=expanded, reset_client_state=reset
         )
 
-    async def _drive(self, prompted: bool, cancellation: Cancellation, scope: anyio.CancelScope, relay: Relay) -> None:
+    async def _drive(
+        self, prompted: bool, cancellation: Cancellation, scope: anyio.CancelScope, relay: Relay, ticket: Ticket
+    ) -> None:
         try:
             with scope:
+                if not ticket.admitted.is_set():
+                    await self._wait_turn(ticket, relay)
                 await self._run_once(prompted, cancellation, relay)
         except Fenced:
             self.fence_out()  # the new owner resumes it
         except StoreUnavailable as exc:
             self.fence_out(failed=exc)  # resumed from the store once it answers
         finally:
-            self._run = self._scope = None
+            self.admission.leave(ticket)
+            self._run = self._scope = self._ticket = None
             self._ended.set()
         if scope.cancelled_caught:
             _log.info("conversation %s: the run was parked; the next start resumes it", self.thread_id)
+
+    async def _wait_turn(self, ticket: Ticket, relay: Relay) -> None:
+        """Wait in the server's queue for a slot, telling the client its place as it changes."""
+        self._queued = relay.status("queued")
+        try:
+            await self.admission.wait(ticket, self._tell_position)
+        finally:
+            self._queued = None
+
+    async def _tell_position(self, position: int) -> None:
+        """Tell a connected client that asked for it (`runQueue`) where its run waits: unnumbered, never replayed."""
+        queued = self._queued
+        if queued is None or self._writer is None or RUN_QUEUE not in self.connection.peer_features:
+            return
+        status = replace(queued, position=position)
+        await self.write_raw(encode(Envelope(0, self.thread_id, status)))
 
     async def _run_once(self, prompted: bool, cancellation: Cancellation, relay: Relay) -> None:
         status = relay.status

@@ -61,20 +61,30 @@ function undoMessage(entry, undo2) {
 }
 function apply(timeline2, event, browserTools) {
   switch (event.kind) {
+    case "runQueued":
+      timeline2.running = event.runId;
+      timeline2.sending = false;
+      timeline2.queued = event.position;
+      return true;
     case "runStarted":
       timeline2.running = event.runId;
       timeline2.sending = false;
+      delete timeline2.queued;
       return true;
     case "runFinished":
       timeline2.running = void 0;
       timeline2.sending = false;
+      delete timeline2.queued;
       if (event.reason !== void 0 && event.reason !== "answer") {
         const why = event.reason === "canceled" ? "Stopped" : `The run ended: ${event.reason}`;
         notice(timeline2, `${why}${event.detail ? ` (${event.detail})` : ""}.`, "info");
       }
       return true;
     case "runFailed":
-      if (event.runId === void 0 || event.runId === timeline2.running) timeline2.running = void 0;
+      if (event.runId === void 0 || event.runId === timeline2.running) {
+        timeline2.running = void 0;
+        delete timeline2.queued;
+      }
       timeline2.sending = false;
       notice(timeline2, event.message, "error");
       return true;
@@ -779,6 +789,7 @@ var ui = {
   message: byId("message"),
   send: byId("send"),
   stop: byId("stop"),
+  queued: byId("queued"),
   conversations: byId("conversation-list"),
   newConversation: byId("new-conversation"),
   notes: byId("notes"),
@@ -828,6 +839,11 @@ function initialTheme() {
   if (saved === "dark" || saved === "light") return saved;
   return matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
 }
+function ordinal(n) {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : ["th", "st", "nd", "rd"][n % 10] ?? "th";
+  return `${n}${suffix}`;
+}
 function busy() {
   return timeline.running !== void 0 || timeline.sending === true;
 }
@@ -840,6 +856,8 @@ function draw() {
   const closed = client === void 0 || client.connectionState === "closed";
   ui.send.disabled = busy() || closed || !registered;
   ui.stop.disabled = !busy() || closed;
+  ui.queued.hidden = timeline.queued === void 0;
+  ui.queued.textContent = timeline.queued === void 0 ? "" : `The server is busy: your message waits (${ordinal(timeline.queued)} in line).`;
   ui.composer.setAttribute("aria-busy", String(busy()));
   drawCallLog();
 }

@@ -97,7 +97,9 @@ export declare class RegistrationError extends ToolwireError {
 /** The server refused the message (e.g. a run is in progress), or the run it started failed. */
 export declare class RunFailed extends ToolwireError {
 	readonly runId: string | undefined;
-	constructor(message: string, runId?: string);
+	/** The ErrorMessage code of a refused message: 105 (a run is in progress), 503 (the server is busy: send it again later). */
+	readonly code: number | undefined;
+	constructor(message: string, runId?: string, code?: number);
 }
 /** Options of a `ToolError`. */
 export interface ToolErrorOptions {
@@ -154,7 +156,7 @@ export type Execution = "server" | "client" | "either";
 /** How far a consent answer reaches: this call, or every call of the tool in the thread. */
 export type ConsentScope = "once" | "thread";
 /** The states a `RunStatus` reports. */
-export type RunState = "started" | "finished" | "failed";
+export type RunState = "queued" | "started" | "finished" | "failed";
 /** A JSON Schema (the protocol only carries it; the server checks it when groups are registered). */
 export type JsonSchema = {
 	[key: string]: unknown;
@@ -367,6 +369,8 @@ export interface RunStatus {
 	 * run's StartAnswer and AssistantMessage name it as `previousId` too.
 	 */
 	messageId?: string;
+	/** A `queued` run's place in the server's queue: 1 is the next to start. */
+	position?: number;
 }
 /**
  * The server settled a client call without the client's result (type 105, server → client): its
@@ -549,6 +553,14 @@ export interface ConnectionEvent {
 	/** When closed for good: why. */
 	error?: ConnectionClosed;
 }
+export interface RunQueuedEvent {
+	kind: "runQueued";
+	runId: string;
+	/** The run's place in the server's queue: 1 is the next to start. */
+	position: number;
+	/** The UserMessage the run answers (absent for a run the server resumed by itself). */
+	messageId?: string;
+}
 export interface RunStartedEvent {
 	kind: "runStarted";
 	runId: string;
@@ -570,6 +582,8 @@ export interface RunFailedEvent {
 	runId?: string;
 	messageId?: string;
 	message: string;
+	/** The ErrorMessage code when the server refused the message: 105 (a run is in progress), 503 (busy: try again later). */
+	code?: number;
 }
 export interface AnswerStartedEvent {
 	kind: "answerStarted";
@@ -649,7 +663,7 @@ export interface WarningEvent {
 	message: string;
 }
 /** Everything `onEvent` gets, told apart by `kind`. */
-export type ClientEvent = ConnectionEvent | RunStartedEvent | RunFinishedEvent | RunFailedEvent | AnswerStartedEvent | AnswerTextEvent | AssistantMessageEvent | ServerToolCallEvent | ServerToolResultEvent | ClientToolStartedEvent | ClientToolCallEvent | ClientToolCanceledEvent | ResultRefusedEvent | ConsentEvent | ServerErrorEvent | WarningEvent;
+export type ClientEvent = ConnectionEvent | RunQueuedEvent | RunStartedEvent | RunFinishedEvent | RunFailedEvent | AnswerStartedEvent | AnswerTextEvent | AssistantMessageEvent | ServerToolCallEvent | ServerToolResultEvent | ClientToolStartedEvent | ClientToolCallEvent | ClientToolCanceledEvent | ResultRefusedEvent | ConsentEvent | ServerErrorEvent | WarningEvent;
 /** The event a streamed answer's message or a run's status stands for. */
 export declare function streamEvent(message: StartAnswer | AssistantSentence | AssistantMessage | RunStatus): ClientEvent;
 /**

@@ -1537,9 +1537,12 @@ var RegistrationError = class extends ToolwireError {
 };
 var RunFailed = class extends ToolwireError {
   runId;
-  constructor(message, runId) {
+  /** The ErrorMessage code of a refused message: 105 (a run is in progress), 503 (the server is busy: send it again later). */
+  code;
+  constructor(message, runId, code) {
     super(message);
     this.runId = runId;
+    this.code = code;
   }
 };
 var ToolError = class extends ToolwireError {
@@ -1718,7 +1721,7 @@ var CONVERSATION_IN_BODY = /* @__PURE__ */ new Set([
 // src/bodies.ts
 var EXECUTIONS = ["server", "client", "either"];
 var SCOPES = ["once", "thread"];
-var RUN_STATES = ["started", "finished", "failed"];
+var RUN_STATES = ["queued", "started", "finished", "failed"];
 var RESULT_TYPES = 5;
 function set(entries) {
   const body = {};
@@ -1835,7 +1838,8 @@ function toBody(message) {
         ["reason", message.reason],
         ["detail", message.detail],
         ["output", message.output],
-        ["messageId", message.messageId]
+        ["messageId", message.messageId],
+        ["position", message.position]
       ]);
     case MessageType.TOOL_USE_CANCEL:
       return set([
@@ -1962,7 +1966,8 @@ function parseBody(type, body) {
         reason: fields.optionalText("reason"),
         detail: fields.optionalText("detail"),
         output: fields.optionalText("output"),
-        messageId: fields.optionalText("messageId")
+        messageId: fields.optionalText("messageId"),
+        position: fields.optionalInteger("position", { low: 1 })
       });
     }
     case MessageType.TOOL_USE_CANCEL: {
@@ -2795,6 +2800,7 @@ function streamEvent(message) {
       const { runId, reason, detail: detail2, output, messageId } = message;
       const answering = messageId === void 0 ? {} : { messageId };
       if (message.status === "started") return { kind: "runStarted", runId, ...answering };
+      if (message.status === "queued") return { kind: "runQueued", runId, position: message.position ?? 1, ...answering };
       if (message.status === "failed") {
         return { kind: "runFailed", runId, ...answering, message: `the run failed: ${detail2 ?? "no reason given"}` };
       }
@@ -2842,16 +2848,17 @@ var Run = class {
   offer(event) {
     if (this.outcome !== void 0 || event.kind === "connection" || event.kind === "warning") return;
     if (this.runId === void 0) {
-      if (event.kind === "runStarted" && (event.messageId === void 0 || event.messageId === this.messageId)) {
+      const opening = event.kind === "runQueued" || event.kind === "runStarted";
+      if (opening && (event.messageId === void 0 || event.messageId === this.messageId)) {
         this.runId = event.runId;
         this.push(event);
       } else if (event.kind === "runFailed" && event.runId === void 0) {
         this.push(event);
-        this.fail(new RunFailed(event.message));
+        this.fail(new RunFailed(event.message, void 0, event.code));
       }
       return;
     }
-    if (event.kind === "runStarted" && event.messageId === void 0) {
+    if ((event.kind === "runQueued" || event.kind === "runStarted") && event.messageId === void 0) {
       this.runId = event.runId;
     } else if ((event.kind === "runFinished" || event.kind === "runFailed") && event.runId !== this.runId) {
       return;
@@ -3670,7 +3677,7 @@ function memoryDialer(accept) {
 
 // src/client.ts
 var CLIENT_VERSION = "toolwire-web/0.1.0";
-var FEATURES = ["clientTools", "consent", "runStatus", "resume"];
+var FEATURES = ["clientTools", "consent", "runStatus", "resume", "runQueue"];
 var WHOLE_ANSWERS = "wholeAnswers";
 var MAX_REMEMBERED2 = 1e3;
 async function connect(url, options) {
@@ -4054,7 +4061,9 @@ var ToolwireClient = class {
       case MessageType.ASSISTANT_SENTENCE:
       case MessageType.ASSISTANT_MESSAGE:
       case MessageType.RUN_STATUS:
-        if (message.type === MessageType.RUN_STATUS) this.runId = message.status === "started" ? message.runId : void 0;
+        if (message.type === MessageType.RUN_STATUS) {
+          this.runId = message.status === "started" || message.status === "queued" ? message.runId : void 0;
+        }
         this.emit(streamEvent(message));
         return;
       case MessageType.REGISTER_TOOLS_RESULT:
@@ -4063,7 +4072,7 @@ var ToolwireClient = class {
       case MessageType.ERROR:
         if (message.recoverable === false) return;
         if (this.run !== void 0 && !this.run.done && message.originatingId === this.run.stanzaId) {
-          this.emit({ kind: "runFailed", message: `the server refused the message: ${message.message}` });
+          this.emit({ kind: "runFailed", message: `the server refused the message: ${message.message}`, code: message.code });
         } else if (message.code === ErrorCode.RESULT_REFUSED) {
           const origin = message.originatingId;
           if (typeof origin !== "number" || !this.requests.refused(origin, message.message)) {
