@@ -40,11 +40,11 @@ import anyio
 
 from ..errors import UsageError
 
-__all__ = ["MAX_RUNS", "RUN_QUEUE", "STATUS_INTERVAL", "Admission", "Ticket"]
+__all__ = ["DEFAULT_RUN_QUEUE", "MAX_RUNS", "STATUS_INTERVAL", "Admission", "Ticket"]
 
 MAX_RUNS: Final = None
 """Runs in progress at once by default: no limit (see the module's docstring for why)."""
-RUN_QUEUE: Final = 256
+DEFAULT_RUN_QUEUE: Final = 256
 """Runs that may wait for a slot by default; a prompt beyond is refused (503)."""
 STATUS_INTERVAL: Final = 1.0
 """Seconds between two positions told to a waiting run's client, at least."""
@@ -74,7 +74,9 @@ class Admission:
         UsageError: `max_runs` is not positive, or `queue` is negative.
     """
 
-    def __init__(self, max_runs: int | None, queue: int = RUN_QUEUE, *, interval: float = STATUS_INTERVAL) -> None:
+    def __init__(
+        self, max_runs: int | None, queue: int = DEFAULT_RUN_QUEUE, *, interval: float = STATUS_INTERVAL
+    ) -> None:
         if max_runs is not None and max_runs < 1:
             raise UsageError(f"max_runs must be a positive number (or None: no limit), not {max_runs}")
         if queue < 0:

@@ -62,8 +62,7 @@ from ..protocol import (
     encode,
 )
 from ..store import CallState, LeaseStore, Store
-from .admission import MAX_RUNS, Admission
-from .admission import RUN_QUEUE as DEFAULT_RUN_QUEUE
+from .admission import DEFAULT_RUN_QUEUE, MAX_RUNS, Admission
 from .auth import TokenAuth, redact
 from .conversations_http import ConversationBusy, conversation_routes
 from .refusals import DEFAULT_REFUSAL_LIMIT, ConnectionRefusals, RefusalLimit, Refusals
