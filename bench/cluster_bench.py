@@ -32,8 +32,8 @@ Units (interleaved: each round runs every unit once, in an order rotated per rou
 4. `tx`: PostgreSQL transactions per turn on `tx`: `pg_stat_database` (xact_commit +
    xact_rollback of `txbench`) around a 0-turn and a 20-turn conversation, each count read once it
    has been stable for 11 s (a backend flushes its statistics at most once a second, and one that went
-   idle within a second of its last flush only after 10 s: PostgreSQL's PGSTAT_IDLE_INTERVAL);
-   (Δ20 − Δ0) ÷ 20.
+   idle within a second of its last flush only after 10 s: PostgreSQL's PGSTAT_IDLE_INTERVAL;
+   `--quick`: 1 s, the count rough); (Δ20 − Δ0) ÷ 20.
 5. `kill`: a conversation through haproxy `spare` whose run waits for a client tool call (the client
    holds its answer); kill -9 of the replica holding its lease; the client reconnects through
    haproxy (`?conversation=`), answers the held call, and sees the run's next frame. Split into
@@ -107,6 +107,8 @@ class Bench:
     per_client: int
     runs: int
     samples_dir: Path
+    stable: float = STABLE
+    """Seconds `tx` waits for PostgreSQL's transaction count to stay put (`--quick`: less, the count rough)."""
     single: dict[str, ToolClient] = field(default_factory=dict[str, ToolClient])
     many: dict[str, list[ToolClient]] = field(default_factory=dict[str, list[ToolClient]])
     spread: dict[str, dict[str, int]] = field(default_factory=dict[str, dict[str, int]])
@@ -146,12 +148,12 @@ class Bench:
 
     async def tx(self) -> dict[str, float]:
         url = url_of(self.rig.tx)
-        counts = [await stable_transactions(self.rig.pg.dsn)]
+        counts = [await stable_transactions(self.rig.pg.dsn, self.stable)]
         for turns in (0, TURNS):
             async with ToolClient.open(url) as client:
                 await client.register()
                 await client.run(f"turns {turns}")
-            counts.append(await stable_transactions(self.rig.pg.dsn))
+            counts.append(await stable_transactions(self.rig.pg.dsn, self.stable))
         run0, run20 = counts[1] - counts[0], counts[2] - counts[1]
         return {"run0": run0, "run20": run20, "per_turn": (run20 - run0) / TURNS}
 
@@ -235,8 +237,8 @@ class Bench:
         return units
 
 
-async def stable_transactions(dsn: str) -> int:
-    """`txbench`'s xact_commit + xact_rollback, once unchanged for STABLE seconds (sampled every 50 ms)."""
+async def stable_transactions(dsn: str, stable: float = STABLE) -> int:
+    """`txbench`'s xact_commit + xact_rollback, once unchanged for `stable` seconds (sampled every 50 ms)."""
 
     def read() -> int:
         import psycopg
@@ -252,7 +254,7 @@ async def stable_transactions(dsn: str) -> int:
                 value = int(row[0]) if row is not None else 0
                 if value != last:
                     last, since = value, time.monotonic()
-                elif time.monotonic() - since >= STABLE:
+                elif time.monotonic() - since >= stable:
                     return value
                 time.sleep(0.05)
             raise RuntimeError("txbench's transaction count never settled")
@@ -490,7 +492,15 @@ def derive(units: dict[str, list[Any]]) -> dict[str, Any]:
 
 
 def run(
-    *, rounds: int, count: int, clients: int, per_client: int, runs: int, only: set[str], note: str = "",
+    *,
+    rounds: int,
+    count: int,
+    clients: int,
+    per_client: int,
+    runs: int,
+    only: set[str],
+    note: str = "",
+    stable: float = STABLE,
     progress: bool = True,
 ) -> dict[str, Any]:  # fmt: skip
     pg_bin, haproxy = find_bin_dir(), find_haproxy()
@@ -518,7 +528,7 @@ def run(
                 print(f"rig up after {(datetime.now(UTC) - started).total_seconds():.1f} s", file=sys.stderr)
             samples_dir = workdir / "samples"
             samples_dir.mkdir()
-            bench = Bench(rig, count, clients, per_client, runs, samples_dir)
+            bench = Bench(rig, count, clients, per_client, runs, samples_dir, stable)
 
             async def main() -> dict[str, list[Any]]:
                 async with connected(bench, only):
@@ -724,6 +734,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             runs=args.runs,
             only=only,
             note=args.note,
+            stable=1.0 if args.quick else STABLE,
         )
     except BaseExceptionGroup as group:  # the task groups nest deeper than a traceback shows: say what failed
         for leaf in _leaves(group):
