@@ -109,7 +109,11 @@ def _units(scale: float, *, commit: bool = True) -> dict[str, list[Any]]:
         "floor": [3.0, 3.0],
     }
     if commit:  # the echo + commit floor, here as fast as the echo
-        units |= {"tw11/echo-commit": [echo, echo], "tw12/echo-commit": [echo, echo], "tw11/toolwire-minimal": [tool, tool]}
+        units |= {
+            "tw11/echo-commit": [echo, echo],
+            "tw12/echo-commit": [echo, echo],
+            "tw11/toolwire-minimal": [tool, tool],
+        }
     return units
 
 
