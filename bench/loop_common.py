@@ -17,13 +17,17 @@ rounds, and summarise, time child interpreters and render sections the same way.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -290,3 +294,47 @@ def write_section(path: Path, section: str, begin: str, end: str) -> None:
         text = text.rstrip("\n") + "\n\n" + section + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+
+
+def gate_parser(description: str | None, **counts: int) -> argparse.ArgumentParser:
+    """The options of a small gated benchmark.
+
+    `--NAME N` for each of `counts` (its default), then `--json`, `--markdown`/`--no-markdown`,
+    `--note` and `--strict`.
+    """
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, default in counts.items():
+        parser.add_argument(f"--{name}", type=int, default=default)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
+    parser.add_argument("--no-markdown", action="store_true")
+    parser.add_argument("--note", default="")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a gate fails")
+    return parser
+
+
+def record_run(
+    data: dict[str, Any], options: argparse.Namespace, stem: str, section: Callable[[dict[str, Any]], str]
+) -> None:
+    """Stamp `data` with the run's date, machine, load and counts; write its JSON and its section.
+
+    The section (`section(data)`, between its own first and last lines, its markers) goes into
+    the docs page unless `--no-markdown`.
+    """
+    date = datetime.now(UTC)
+    data |= {
+        "date": date.strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "python": platform.python_version(),
+        "load": " ".join(f"{value:.2f}" for value in os.getloadavg()),
+        **{
+            key: value for key, value in vars(options).items() if isinstance(value, int) and not isinstance(value, bool)
+        },
+        "note": options.note,
+    }
+    path = options.json or Path(f"bench/results/{stem}-{date:%Y-%m-%d}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    if not options.no_markdown:
+        text = section(data)
+        write_section(options.markdown, text, text.splitlines()[0], text.splitlines()[-1])

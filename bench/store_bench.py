@@ -16,20 +16,15 @@ message; the crash tests pass).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
-import json
-import os
-import platform
 import statistics
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from loop_common import summary, write_section
+from loop_common import gate_parser, record_run, summary
 from toolwire import Agent, ToolCall, tool
 from toolwire.models import ModelRequest
 from toolwire.store import Store
@@ -126,31 +121,9 @@ def _cell(figure: dict[str, float], unit: str = "", digits: int = 1) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--json", type=Path)
-    parser.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
-    parser.add_argument("--no-markdown", action="store_true")
-    parser.add_argument("--note", default="")
-    parser.add_argument("--strict", action="store_true", help="exit 1 when a gate fails")
-    options = parser.parse_args(argv)
+    options = gate_parser(__doc__, rounds=9, runs=15).parse_args(argv)
     data = asyncio.run(measure(options.rounds, options.runs))
-    date = datetime.now(UTC)
-    data |= {
-        "date": date.strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "python": platform.python_version(),
-        "load": " ".join(f"{value:.2f}" for value in os.getloadavg()),
-        "rounds": options.rounds,
-        "runs": options.runs,
-        "note": options.note,
-    }
-    path = options.json or Path(f"bench/results/store_bench-{date:%Y-%m-%d}.json")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
-    if not options.no_markdown:
-        write_section(options.markdown, render(data), BEGIN, END)
+    record_run(data, options, "store_bench", render)
     for name, figures in data["scenarios"].items():
         ratio = figures["ratio"]["median"]
         print(f"{name}: SQLite ÷ memory = {ratio:.2f}× (gate ≤ {GATE}×): {'PASS' if figures['pass'] else 'FAIL'}")

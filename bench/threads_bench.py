@@ -18,21 +18,16 @@ transcript is read and decoded then, as it must be.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
-import json
-import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from loop_common import summary, write_section
+from loop_common import gate_parser, record_run, summary
 from toolwire import Agent
 from toolwire.messages import AssistantMessage, Message, UserMessage
 from toolwire.models import ModelRequest
@@ -142,31 +137,9 @@ def _cell(figure: dict[str, float], unit: str, digits: int = 0) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--threads", type=int, default=40)
-    parser.add_argument("--json", type=Path)
-    parser.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
-    parser.add_argument("--no-markdown", action="store_true")
-    parser.add_argument("--note", default="")
-    parser.add_argument("--strict", action="store_true", help="exit 1 when a gate fails")
-    options = parser.parse_args(argv)
+    options = gate_parser(__doc__, rounds=7, threads=40).parse_args(argv)
     data = asyncio.run(measure(options.rounds, options.threads))
-    date = datetime.now(UTC)
-    data |= {
-        "date": date.strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "python": platform.python_version(),
-        "load": " ".join(f"{value:.2f}" for value in os.getloadavg()),
-        "rounds": options.rounds,
-        "threads": options.threads,
-        "note": options.note,
-    }
-    path = options.json or Path(f"bench/results/threads_bench-{date:%Y-%m-%d}.json")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
-    if not options.no_markdown:
-        write_section(options.markdown, render(data), BEGIN, END)
+    record_run(data, options, "threads_bench", render)
     for kind, figures in data["stores"].items():
         ratio = figures["ratio_1000_10"]["median"]
         print(f"{kind}: 1,000 ÷ 10 messages = {ratio:.2f}× (gate ≤ {GATE}×): {'PASS' if figures['pass'] else 'FAIL'}")

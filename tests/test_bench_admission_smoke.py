@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "admission_bench.py"
+from bench_scripts import bench_script
 
 
 @pytest.fixture(scope="module")
 def bench() -> Iterator[ModuleType]:
-    spec = importlib.util.spec_from_file_location("admission_bench", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
+    with bench_script("admission_bench") as module:
         yield module
-    finally:
-        sys.modules.pop(spec.name, None)
 
 
 def test_a_round_runs_and_its_figures_are_written(bench: ModuleType, tmp_path: Path) -> None:

@@ -3,10 +3,8 @@ processes, and the report renders; no timing is asserted."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -14,24 +12,15 @@ from typing import Any
 
 import pytest
 
+from bench_scripts import bench_script
+
 SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "mcp_bench.py"
 
 
 @pytest.fixture(scope="module")
 def bench() -> Iterator[ModuleType]:
-    path, modules = list(sys.path), set(sys.modules)
-    bench_modules = {"mcp_bench", "mcp_report", "loop_common", "invoke_overhead", "ws_bench"}
-    spec = importlib.util.spec_from_file_location("mcp_bench", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
+    with bench_script("mcp_bench") as module:
         yield module
-    finally:
-        sys.path[:] = path
-        for name in bench_modules - modules:
-            sys.modules.pop(name, None)
 
 
 def test_every_scenario_runs_once_and_the_section_renders(bench: ModuleType, tmp_path: Path) -> None:
