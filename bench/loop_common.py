@@ -338,3 +338,15 @@ def record_run(
     if not options.no_markdown:
         text = section(data)
         write_section(options.markdown, text, text.splitlines()[0], text.splitlines()[-1])
+
+
+def cell(figure: dict[str, float], unit: str = "", digits: int = 1) -> str:
+    """A `summary()` as a table cell: `median (p25–p75)`."""
+    return f"{figure['median']:.{digits}f}{unit} ({figure['p25']:.{digits}f}–{figure['p75']:.{digits}f})"
+
+
+def close_section(lines: list[str], data: dict[str, Any], end: str) -> str:
+    """A section's lines, its run's note (if any) and its end marker, as one text."""
+    if data.get("note"):
+        lines += ["", f"Note: {data['note']}"]
+    return "\n".join([*lines, "", end])

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from loop_common import gate_parser, record_run, summary
+from loop_common import cell, close_section, gate_parser, record_run, summary
 from toolwire import Agent, ToolCall, tool
 from toolwire.models import ModelRequest
 from toolwire.store import Store
@@ -109,15 +109,9 @@ def render(data: dict[str, Any]) -> str:
         "|---|---|---|---|---|",
     ]
     for name, figures in data["scenarios"].items():
-        cells = [_cell(figures["memory_us"]), _cell(figures["sqlite_us"]), _cell(figures["ratio"], "×", 2)]
+        cells = [cell(figures["memory_us"]), cell(figures["sqlite_us"]), cell(figures["ratio"], "×", 2)]
         lines.append(f"| {name} | {' | '.join(cells)} | {'PASS' if figures['pass'] else 'FAIL'} |")
-    if data.get("note"):
-        lines += ["", f"Note: {data['note']}"]
-    return "\n".join([*lines, "", END])
-
-
-def _cell(figure: dict[str, float], unit: str = "", digits: int = 1) -> str:
-    return f"{figure['median']:.{digits}f}{unit} ({figure['p25']:.{digits}f}–{figure['p75']:.{digits}f})"
+    return close_section(lines, data, END)
 
 
 def main(argv: list[str] | None = None) -> int:

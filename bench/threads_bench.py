@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from loop_common import gate_parser, record_run, summary
+from loop_common import cell, close_section, gate_parser, record_run, summary
 from toolwire import Agent
 from toolwire.messages import AssistantMessage, Message, UserMessage
 from toolwire.models import ModelRequest
@@ -121,19 +121,13 @@ def render(data: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for kind, figures in data["stores"].items():
-        cells = [_cell(figures["warm_us"][str(length)], "") for length in LENGTHS]
+        cells = [cell(figures["warm_us"][str(length)], digits=0) for length in LENGTHS]
         ratio = figures["ratio_1000_10"]
         lines.append(
-            f"| {kind} | {' | '.join(cells)} | {_cell(ratio, '×', 2)} | {'PASS' if figures['pass'] else 'FAIL'}"
+            f"| {kind} | {' | '.join(cells)} | {cell(ratio, '×', 2)} | {'PASS' if figures['pass'] else 'FAIL'}"
             f" | {figures['cold_ratio_1000_10']['median']:.1f}× |"
         )
-    if data.get("note"):
-        lines += ["", f"Note: {data['note']}"]
-    return "\n".join([*lines, "", END])
-
-
-def _cell(figure: dict[str, float], unit: str, digits: int = 0) -> str:
-    return f"{figure['median']:.{digits}f}{unit} ({figure['p25']:.{digits}f}–{figure['p75']:.{digits}f})"
+    return close_section(lines, data, END)
 
 
 def main(argv: list[str] | None = None) -> int:

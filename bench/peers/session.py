@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # adapters, run
 from adapters import FIRST_USE
 from run import PEERS, RUNS, derive, machine
 
-from loop_common import FLOOR_FIRST_USE, RSS_PROBE, child_env, spawn, summary
+from loop_common import FLOOR_FIRST_USE, RSS_PROBE, child_env, spawn, summary, write_section
 
 HERE: Final = Path(__file__).resolve().parent
 ROOT: Final = HERE.parent.parent
@@ -314,13 +314,5 @@ def render_markdown(result: dict[str, Any]) -> str:
 
 
 def write(path: Path, section: str) -> None:
-    """Replace the `loop_peers` section (whatever generated it before), or append it."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    if BEGIN_PREFIX in text and END in text:
-        head, rest = text.split(BEGIN_PREFIX, 1)
-        tail = rest.split(END, 1)[1]
-        text = head + section + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    """Replace the `loop_peers` section (whatever generated it before: its begin marker's prefix), or append it."""
+    write_section(path, section, BEGIN_PREFIX, END)

@@ -67,7 +67,7 @@ from .auth import TokenAuth, redact
 from .conversations_http import ConversationBusy, conversation_routes
 from .refusals import DEFAULT_REFUSAL_LIMIT, ConnectionRefusals, RefusalLimit, Refusals
 from .replica import LeaseSettings, Replica
-from .server_conversation import RUN_ENDED, ServerConversation
+from .server_conversation import ServerConversation, run_ended_of
 
 __all__ = ["ToolwireServer", "create_app"]
 
@@ -570,7 +570,6 @@ class ToolwireServer:
             if entry.request_id is not None and entry.state in (CallState.DISPATCHED, CallState.ANSWERED)
         }
         answered = [entry.call.id for entry in open_calls if entry.state is CallState.ANSWERED]
-        ended = 0 if saved is None else saved.get(RUN_ENDED)  # (absent from a state older than the marker)
         conversation = ServerConversation(
             self.agent,
             thread_id,
@@ -578,7 +577,7 @@ class ToolwireServer:
             state,
             sent=sent,
             answered=answered,
-            run_ended=ended if type(ended) is int else None,
+            run_ended=run_ended_of(saved),
             admission=self.admission,
         )
         self.conversations[thread_id] = conversation

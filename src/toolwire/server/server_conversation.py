@@ -64,6 +64,14 @@ _log = logging.getLogger("toolwire.server")
 
 RUN_ENDED = "runEnded"
 """The key of `ServerConversation.run_ended` in the saved protocol state."""
+
+
+def run_ended_of(saved: Mapping[str, Any] | None) -> int | None:
+    """`run_ended` as a saved protocol state holds it: 0 with no state yet, None for one older than the key."""
+    ended = 0 if saved is None else saved.get(RUN_ENDED)
+    return ended if type(ended) is int else None
+
+
 UNANNOUNCED = "the server stopped as the run ended, before it said how: its transcript shows how it ended"
 
 Writer = Callable[[bytes], Awaitable[None]]
