@@ -17,4 +17,5 @@ def test_a_round_runs_and_its_figures_are_written(tmp_path: Path) -> None:
     figures = json.loads(out.read_text())
     assert set(figures["scenarios"]) == {"TW-1", "TW-2"}
     assert all(figures["scenarios"][name]["sqlite_us"]["median"] > 0 for name in ("TW-1", "TW-2"))
+    assert all(figures["scenarios"][name]["floor_ratio"]["median"] > 1 for name in ("TW-1", "TW-2"))
     assert "| TW-2 |" in page.read_text()

@@ -35,11 +35,9 @@ class Ledger:
             yield self.db
         except BaseException:
             self.db.execute("ROLLBACK")
+            self.rollbacks += 1
             raise
         self.db.execute("COMMIT")
-
-    def forget(self) -> None:
-        self.rollbacks += 1
 
     def committed(self) -> list[str]:
         """The rows another connection sees."""
@@ -67,7 +65,7 @@ def anyio_backend() -> str:
 
 
 async def test_writes_queued_in_one_loop_turn_share_one_transaction(ledger: Ledger) -> None:
-    group = GroupCommit(ledger.begin, ledger.forget)
+    group = GroupCommit(ledger.begin)
     async with anyio.create_task_group() as tasks:
         for name in ("a", "b", "c"):
             tasks.start_soon(group.submit, insert(name))
@@ -75,13 +73,13 @@ async def test_writes_queued_in_one_loop_turn_share_one_transaction(ledger: Ledg
 
 
 async def test_a_write_is_committed_when_submit_returns(ledger: Ledger) -> None:
-    group = GroupCommit(ledger.begin, ledger.forget)
+    group = GroupCommit(ledger.begin)
     await group.submit(insert("a"))
     assert ledger.committed() == ["a"]
 
 
 async def test_a_failing_write_fails_alone_and_the_others_are_committed(ledger: Ledger) -> None:
-    group = GroupCommit(ledger.begin, ledger.forget)
+    group = GroupCommit(ledger.begin)
     await group.submit(insert("taken"))
     outcomes: dict[str, BaseException | None] = {}
 
@@ -101,8 +99,8 @@ async def test_a_failing_write_fails_alone_and_the_others_are_committed(ledger: 
     assert ledger.committed() == ["a", "b", "taken"]
 
 
-async def test_a_failed_transaction_makes_the_writers_forget_what_they_remembered(ledger: Ledger) -> None:
-    group = GroupCommit(ledger.begin, ledger.forget)
+async def test_a_lone_write_that_fails_is_rolled_back_once_not_retried(ledger: Ledger) -> None:
+    group = GroupCommit(ledger.begin)
     await group.submit(insert("taken"))
     with pytest.raises(sqlite3.IntegrityError):
         await group.submit(insert("taken"))
@@ -110,7 +108,7 @@ async def test_a_failed_transaction_makes_the_writers_forget_what_they_remembere
 
 
 async def test_a_cancelled_writer_still_has_its_write_committed(ledger: Ledger) -> None:
-    group = GroupCommit(ledger.begin, ledger.forget)
+    group = GroupCommit(ledger.begin)
     with anyio.CancelScope() as scope:
         scope.cancel()
         await group.submit(insert("a"))
@@ -119,7 +117,7 @@ async def test_a_cancelled_writer_still_has_its_write_committed(ledger: Ledger) 
 
 
 async def test_the_writers_who_joined_a_cancelled_first_writer_are_committed(ledger: Ledger) -> None:
-    group = GroupCommit(ledger.begin, ledger.forget)
+    group = GroupCommit(ledger.begin)
     first = asyncio.ensure_future(group.submit(insert("first")))
     second = asyncio.ensure_future(group.submit(insert("second")))
     await asyncio.sleep(0)  # both queued: the first waits one loop turn for others to join
@@ -129,7 +127,7 @@ async def test_the_writers_who_joined_a_cancelled_first_writer_are_committed(led
 
 
 async def test_commit_runs_what_is_queued_at_once(ledger: Ledger) -> None:
-    group = GroupCommit(ledger.begin, ledger.forget)
+    group = GroupCommit(ledger.begin)
     task = asyncio.ensure_future(group.submit(insert("a")))
     await asyncio.sleep(0)  # the write is queued; its transaction comes at the next loop turn
     group.commit()
@@ -142,7 +140,7 @@ async def test_off_asyncio_a_write_runs_at_once_in_its_own_transaction(
     ledger: Ledger, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(batching, "asyncio_loop", lambda: None)  # as under trio
-    group = GroupCommit(ledger.begin, ledger.forget)
+    group = GroupCommit(ledger.begin)
     await group.submit(insert("a"))
     await group.submit(insert("b"))
     assert ledger.transactions == 2 and ledger.committed() == ["a", "b"]

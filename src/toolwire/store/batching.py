@@ -30,16 +30,13 @@ class GroupCommit:
     """Commits the writes submitted during one turn of the asyncio loop in one transaction.
 
     Args:
-        begin: Opens a write transaction (commits when its block ends, rolls back on an error).
-        rolled_back: Called after a transaction failed (before the writes of a shared one are
-            retried alone), to forget what its writes remembered of what they wrote.
+        begin: Opens a write transaction (commits when its block ends; on an error, rolls back and
+            forgets what its writes remembered of what they wrote, before the writes of a shared
+            one are retried alone).
     """
 
-    def __init__(
-        self, begin: Callable[[], AbstractContextManager[sqlite3.Connection]], rolled_back: Callable[[], None]
-    ) -> None:
+    def __init__(self, begin: Callable[[], AbstractContextManager[sqlite3.Connection]]) -> None:
         self._begin = begin
-        self._rolled_back = rolled_back
         self._queued: list[tuple[Write, asyncio.Future[None]]] = []
 
     async def submit(self, write: Write) -> None:
@@ -78,7 +75,6 @@ class GroupCommit:
                 for write, _ in queued:
                     write(db)
         except Exception as exc:
-            self._rolled_back()
             if len(queued) == 1:
                 _settle(queued[0][1], exc)
                 return
@@ -98,12 +94,8 @@ class GroupCommit:
 
     def _now(self, write: Write) -> None:
         """Run `write` in a transaction of its own."""
-        try:
-            with self._begin() as db:
-                write(db)
-        except Exception:
-            self._rolled_back()
-            raise
+        with self._begin() as db:
+            write(db)
 
 
 def _settle(future: asyncio.Future[None], error: Exception | None) -> None:

@@ -36,8 +36,7 @@ import os
 import sqlite3
 import time
 import weakref
-from collections.abc import Generator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -52,7 +51,7 @@ from .checkpoints import Checkpointer
 from .local_leases import LocalLeases
 from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord, ThreadInfo
 from .rows import grant_from_row, ledger_entry_from_row, thread_key
-from .sqlite_schema import SCHEMA_VERSION, dumps, migrate, transaction
+from .sqlite_schema import SCHEMA_VERSION, dumps, migrate
 from .sqlite_wire import SavedWire, load_wire, save_wire, wire_parts
 from .transcripts import Transcripts
 
@@ -74,6 +73,7 @@ _RECORD: Final = (
     " ON CONFLICT (thread_id, call_id) DO NOTHING"
 )
 _COMPLETE: Final = "UPDATE ledger SET state = ?, result = ? WHERE thread_id = ? AND call_id = ? AND state != ?"
+_INSERT_MESSAGE: Final = "INSERT INTO messages (thread_id, seq, body) VALUES (?, ?, ?)"
 _NEXT_SEQ: Final = "SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE thread_id = ?"
 _KEPT_NUMBERINGS: Final = 10_000
 """How many threads' next `seq` a store keeps (all forgotten at once past it)."""
@@ -102,6 +102,41 @@ def _ledger_row(entry: LedgerEntry) -> tuple[Any, ...]:
     result = None if entry.result is None else dumps(entry.result.to_dict())
     answer = None if entry.answer is None else dumps(entry.answer)
     return (*head, entry.deadline, dumps(entry.call.to_dict()), result, entry.request_id, answer)
+
+
+class _Write:
+    """One write transaction (`BEGIN IMMEDIATE` … `COMMIT`); a failure rolls it back and calls `rolled_back`.
+
+    A class rather than a generator: two or three of these per tool call, on the loop's hot path.
+    """
+
+    __slots__ = ("_db", "_rolled_back")
+
+    def __init__(self, db: sqlite3.Connection, rolled_back: Callable[[], None]) -> None:
+        self._db = db
+        self._rolled_back = rolled_back
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._db.execute("BEGIN IMMEDIATE")
+        return self._db
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        db = self._db
+        try:
+            if kind is None:
+                db.execute("COMMIT")
+                return
+        except BaseException:
+            self._undo()
+            raise
+        self._undo()
+
+    def _undo(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+        self._rolled_back()  # (what the writes remembered may be rolled back)
 
 
 class SqliteStore(LocalLeases):
@@ -144,7 +179,7 @@ class SqliteStore(LocalLeases):
         self._next_seq: dict[str, int] = {}
         """The next `seq` of the threads this store appended to (checked by the insert's key)."""
         """The decoded transcripts of recently loaded threads (a load decodes only the rows added since)."""
-        self._group = GroupCommit(self._write, self._forget)
+        self._group = GroupCommit(self._write)
         """Saves of the protocol state (one before each frame a server writes) share transactions."""
 
     @classmethod
@@ -169,7 +204,7 @@ class SqliteStore(LocalLeases):
         """Run a query and return its first row (None if there is none)."""
         return self._connection().execute(sql, params).fetchone()
 
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+    def _write(self) -> _Write:
         db = self._connection()
         if self._checkpointer is None:  # from the first write on (a store that only reads needs none)
             self._checkpointer = Checkpointer(self.path, self._busy_timeout)
@@ -179,16 +214,7 @@ class SqliteStore(LocalLeases):
         if self._commits >= _CHECKPOINT_EVERY:
             self._commits = 0
             self._checkpointer.poke()
-        return self._transaction(db)
-
-    @contextmanager
-    def _transaction(self, db: sqlite3.Connection) -> Generator[sqlite3.Connection]:
-        try:
-            with transaction(db):
-                yield db
-        except BaseException:
-            self._forget()  # (what the writes remembered may be rolled back)
-            raise
+        return _Write(db, self._forget)
 
     # -- threads and transcripts ----------------------------------------------------------------
 
@@ -268,9 +294,12 @@ class SqliteStore(LocalLeases):
             db.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (time.time(), thread_id))
         if not bodies:
             return
-        rows = ", ".join(["(?, ?, ?)"] * len(bodies))  # one statement: a conflict leaves no row behind
 
-        def insert(start: int) -> None:
+        def insert(start: int) -> None:  # one statement: a conflict leaves no row behind
+            if len(bodies) == 1:
+                db.execute(_INSERT_MESSAGE, (thread_id, start, bodies[0]))
+                return
+            rows = ", ".join(["(?, ?, ?)"] * len(bodies))
             values = [value for offset, body in enumerate(bodies) for value in (thread_id, start + offset, body)]
             db.execute(f"INSERT INTO messages (thread_id, seq, body) VALUES {rows}", values)
 
@@ -301,7 +330,10 @@ class SqliteStore(LocalLeases):
         rows = [_ledger_row(entry) for entry in entries]
         with self._write() as db:
             self._append(db, thread_id, [body], activity=False)
-            db.executemany(_RECORD, rows)
+            if len(rows) == 1:
+                db.execute(_RECORD, rows[0])
+            else:
+                db.executemany(_RECORD, rows)
 
     async def complete_batch(
         self, thread_id: str, calls: Sequence[ToolCall], results: Sequence[ToolResult]
