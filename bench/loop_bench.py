@@ -1,10 +1,11 @@
 """Loop benchmarks: toolwire's `Agent` against the floor, scenarios TW-1 … TW-10 of BENCHMARKS.md.
 
 In-process scenarios (TW-1 … TW-7, TW-9) run in one `anyio.run` (asyncio backend), in one
-process, in interleaved rounds: each round measures every *unit* once, in an order rotated from
-round to round; a unit is N runs (or operations) timed with `time.process_time` (CPU, all
-threads). Figures (µs per call, ratios to the floor, growth) are computed per round from units
-measured in that same round, then summarised as median and p25-p75. TW-8 (memory of parked runs)
+process, in interleaved rounds: each round measures every *unit* in `SLICES` passes of a quarter
+of its count each, in an order rotated from pass to pass and round to round (`run_rounds`); a
+unit is N runs (or operations) timed with `time.process_time` (CPU, all threads). Figures (µs
+per call, ratios to the floor, growth) are computed per round from units measured in that same
+round, then summarised as median and p25-p75. TW-8 (memory of parked runs)
 runs each implementation in a fresh child process per round, so that RSS deltas are clean; TW-10
 (import cost) times child interpreters.
 
@@ -79,6 +80,8 @@ ROOT: Final = Path(__file__).resolve().parent.parent
 DEFAULT_MARKDOWN: Final = ROOT / "docs" / "benchmarks.md"
 RESULTS_DIR: Final = ROOT / "bench" / "results"
 DEFAULT_ROUNDS: Final = 9
+SLICES: Final = 4
+"""Passes per round over every unit, each with a quarter of its count (`run_rounds`)."""
 MIN_ROUNDS: Final = 7
 TURNS: Final = 20
 LONG_TURNS: Final = 40
@@ -618,7 +621,17 @@ def unit_count(counts: dict[str, int], unit: Unit) -> int:
     return 1 if unit.count == "one" else counts[unit.count]
 
 
-async def run_rounds(bench: Bench, rounds: int, *, progress: bool = True) -> dict[str, list[float]]:
+async def run_rounds(
+    bench: Bench, rounds: int, *, slices: int = SLICES, progress: bool = True
+) -> dict[str, list[float]]:
+    """Per unit, its CPU µs per iteration in each round.
+
+    A round measures every unit in `slices` passes of a `slices`-th of its count each (a unit of
+    count 1 in the first pass only), in an order rotated per round and pass, and a unit's figure for
+    the round is its total CPU over its total count: the speed of a shared machine drifts within
+    seconds, and a round is several seconds long, so units measured once each at different moments
+    of a round would compare different speeds; sliced, they share them.
+    """
     samples: dict[str, list[float]] = {item.name: [] for item in bench.units}
     await bench.check()
     gc.collect()
@@ -629,9 +642,18 @@ async def run_rounds(bench: Bench, rounds: int, *, progress: bool = True) -> dic
         count = len(bench.units)
         for index in range(rounds):
             started = time.perf_counter()
-            for k in range(count):
-                item = bench.units[(index + k) % count]
-                samples[item.name].append(await measure(item, unit_count(bench.counts, item)))
+            spent = dict.fromkeys(samples, 0.0)
+            done = dict.fromkeys(samples, 0)
+            for part in range(slices):
+                for k in range(count):
+                    item = bench.units[(index + part + k) % count]
+                    total = unit_count(bench.counts, item)
+                    n = total // slices + (1 if part < total % slices else 0)
+                    if n:
+                        spent[item.name] += await measure(item, n) * n
+                        done[item.name] += n
+            for name in samples:
+                samples[name].append(spent[name] / done[name])
             if progress:
                 print(f"round {index + 1}/{rounds}: {time.perf_counter() - started:.1f} s", file=sys.stderr)
     finally:

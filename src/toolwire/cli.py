@@ -110,6 +110,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="runs that may wait for a slot; a message beyond is refused with ErrorMessage 503 (default 256)",
     )
     serve.add_argument(
+        "--gc-threshold",
+        type=_whole,
+        default=10_000,
+        metavar="N",
+        help="allocations between two young garbage collections; 0: Python's own settings (default 10000)",
+    )
+    serve.add_argument(
         "--refusal-burst",
         type=_positive,
         default=100,
@@ -241,6 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 max_conversations=args.max_conversations,
                 max_runs=args.max_runs,
                 run_queue=args.run_queue,
+                gc_threshold=args.gc_threshold,
                 refusal_burst=args.refusal_burst,
                 refusal_rate=args.refusal_rate,
                 mcp=args.mcp,

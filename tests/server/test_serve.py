@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import io
 import os
@@ -19,7 +20,7 @@ from toolwire import Agent
 from toolwire.client import Reconnect, connect
 from toolwire.errors import UsageError
 from toolwire.server.auth import kept_token
-from toolwire.server.serve import ServeOptions, _auth, load_agent
+from toolwire.server.serve import GC_THRESHOLD, ServeOptions, _auth, load_agent, tune_gc
 from toolwire.store.memory import MemoryStore
 
 HELLO_APP = textwrap.dedent(
@@ -239,3 +240,20 @@ def test_the_local_model_process_ends_with_the_server(stop: signal.Signals, tmp_
             os.kill(model_pid, signal.SIGKILL)  # leave no orphan behind a failed test
         assert gone, f"the model server {model_pid} outlived toolwire serve"
     assert status == {signal.SIGINT: 0, signal.SIGTERM: 0, signal.SIGKILL: -9}[stop]  # a stop asked for is a normal end
+
+
+def test_serve_freezes_what_start_up_made_and_spaces_young_collections_out() -> None:
+    before = gc.get_threshold()
+    try:
+        tune_gc(GC_THRESHOLD)
+        assert gc.get_threshold() == (GC_THRESHOLD, max(before[1], 20), before[2])
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
+def test_a_gc_threshold_of_0_leaves_pythons_own_settings() -> None:
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    tune_gc(0)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen

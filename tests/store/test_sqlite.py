@@ -341,3 +341,19 @@ async def test_two_stores_appending_in_turn_to_one_thread_keep_every_message_in_
             await two.append_messages("t1", theirs)
             expected += mine + theirs
         assert await one.load_messages("t1") == expected
+
+
+async def test_a_batchs_messages_are_stored_as_the_json_of_their_to_dict(tmp_path: Path) -> None:
+    # The store puts these texts together from the calls' and results' JSON, which the ledger keeps too.
+    calls = (CALL, ToolCall(id="call_2", name="café", arguments={"q": 'naïve \u2028 "quoted"'}))
+    asking = AssistantMessage("Looking that up: ☕", calls)
+    results = [ToolResult.ok("call_1", {"temp": 21}), ToolResult.failed("call_2", "no such place", code="404")]
+    async with SqliteStore(tmp_path / "db.sqlite3") as store:
+        await store.record_batch(
+            "t1", asking, [LedgerEntry(thread_id="t1", call=call, request_index=0) for call in calls]
+        )
+        answers = await store.complete_batch("t1", calls, results)
+    with closing(sqlite3.connect(tmp_path / "db.sqlite3")) as db:
+        stored = [json.loads(body) for (body,) in db.execute("SELECT body FROM messages ORDER BY seq")]
+    assert stored == [asking.to_dict(), *(answer.to_dict() for answer in answers)]
+    assert [answer.result for answer in answers] == results

@@ -44,7 +44,7 @@ from typing import Any, Final, Self
 
 from ..envelopes import ToolCall, ToolResult
 from ..errors import UsageError
-from ..messages import Message, ToolResultMessage
+from ..messages import AssistantMessage, Message, ToolResultMessage
 from ..policy import Grant
 from .batching import GroupCommit
 from .checkpoints import Checkpointer
@@ -97,11 +97,28 @@ _AUTOCHECKPOINT_PAGES: Final = 10_000
 """WAL pages after which a commit checkpoints by itself (40 MB; the background thread goes first)."""
 
 
-def _ledger_row(entry: LedgerEntry) -> tuple[Any, ...]:
+def _ledger_row(entry: LedgerEntry, call: str | None = None) -> tuple[Any, ...]:
+    """The ledger row of `entry`; `call`: its call's JSON, when encoded already."""
     head = (entry.thread_id, entry.call.id, entry.request_index, entry.state.value, entry.execution, entry.mode)
     result = None if entry.result is None else dumps(entry.result.to_dict())
     answer = None if entry.answer is None else dumps(entry.answer)
-    return (*head, entry.deadline, dumps(entry.call.to_dict()), result, entry.request_id, answer)
+    call = dumps(entry.call.to_dict()) if call is None else call
+    return (*head, entry.deadline, call, result, entry.request_id, answer)
+
+
+# The JSON of a batch's messages is put together from the JSON of its calls and results, which the
+# ledger keeps too: each is encoded once. The same text as `dumps(message.to_dict())` (its members
+# in the same order; tests/store/test_sqlite.py compares them).
+
+
+def _asking_body(message: AssistantMessage, calls: Sequence[str]) -> str:
+    """The JSON of the message that asks for a batch, given its calls' JSON (in its order)."""
+    return f'{{"role":"assistant","text":{dumps(message.text)},"toolCalls":[{",".join(calls)}]}}'
+
+
+def _answer_body(tool_name: str, result: str) -> str:
+    """The JSON of a `ToolResultMessage`, given its result's JSON."""
+    return f'{{"role":"tool","toolName":{dumps(tool_name)},"result":{result}}}'
 
 
 class _Write:
@@ -326,8 +343,12 @@ class SqliteStore(LocalLeases):
 
     async def record_batch(self, thread_id: str, message: Message, entries: Sequence[LedgerEntry]) -> None:
         """Append the message that asks for a batch of calls and write the calls to the ledger, in one transaction."""
-        body = dumps(message.to_dict())
-        rows = [_ledger_row(entry) for entry in entries]
+        calls = [dumps(entry.call.to_dict()) for entry in entries]
+        rows = [_ledger_row(entry, call) for entry, call in zip(entries, calls, strict=True)]
+        if calls and isinstance(message, AssistantMessage) and message.tool_calls == tuple(e.call for e in entries):
+            body = _asking_body(message, calls)
+        else:
+            body = dumps(message.to_dict())
         with self._write() as db:
             self._append(db, thread_id, [body], activity=False)
             if len(rows) == 1:
@@ -355,12 +376,14 @@ class SqliteStore(LocalLeases):
                 ]
                 db.executemany(_COMPLETE, [row for row in rows if row[3] not in kept])
             messages: list[ToolResultMessage] = []
+            bodies: list[str] = []
             for call, result, text in zip(calls, results, texts, strict=True):
                 won = kept.get(call.id)
                 if won is not None and won != text:  # an earlier result won (not this very one, recorded before)
-                    result = ToolResult.from_dict(json.loads(won))
+                    result, text = ToolResult.from_dict(json.loads(won)), won
                 messages.append(ToolResultMessage(call.name, result))
-            self._append(db, thread_id, [dumps(message.to_dict()) for message in messages], activity=False)
+                bodies.append(_answer_body(call.name, text))
+            self._append(db, thread_id, bodies, activity=False)
         return messages
 
     async def set_call_state(self, thread_id: str, call_id: str, state: CallState) -> None:
