@@ -314,7 +314,7 @@ class PermissionPolicy:
             return Permission(Decision.ASK, "local tools ask for consent", "preset")
         return Permission(Decision.ALLOW, f"{mode} tools run under the {self.preset} preset", "preset")
 
-    async def check(
+    def check(
         self,
         call: ToolCall,
         tool: ToolInfo,
@@ -324,8 +324,8 @@ class PermissionPolicy:
         consent: ConsentHandler | None = None,
         client: ConsentHandler | None = None,
         cancellation: Cancellation | None = None,
-    ) -> Permission:
-        """Decide for one call and resolve an Ask; the result is Allow or Deny.
+    ) -> Awaitable[Permission]:
+        """Decide for one call and resolve an Ask; await it for the result, Allow or Deny.
 
         Call it once per call, right before the call would run: a one-time approval is used up.
         Who answers an Ask: `consent` if given, else the policy's own handler (the application's:
@@ -348,9 +348,11 @@ class PermissionPolicy:
         if permission.decision is not Decision.ASK:
             if permission.decision is Decision.DENY:
                 _record("denied", call, tool, thread_id, permission)
-            return permission
+            return _ready(permission)
+        # The coroutine that resolves the Ask, itself: no frame of this method waits with it for a
+        # person (a parked run's memory; bench TW-8).
         handler = consent or self.consent or client
-        return await self._resolve(call, tool, thread_id, permission, on_ask, handler, client, cancellation)
+        return self._resolve(call, tool, thread_id, permission, on_ask, handler, client, cancellation)
 
     async def _resolve(
         self,
@@ -408,7 +410,8 @@ class PermissionPolicy:
     async def _ask_consent(
         self, consent: ConsentHandler, request: ConsentRequest, cancellation: Cancellation | None
     ) -> ConsentAnswer:
-        from .guard import INTERRUPTED, guarded  # the wait loads the event loop's machinery (anyio)
+        from ._fast import guarded  # (a deadline armed only if the handler waits; no anyio cancel scope)
+        from .guard import INTERRUPTED  # the wait loads the event loop's machinery (anyio)
 
         try:
             asking = consent(request)
@@ -529,6 +532,10 @@ def _record(event: str, call: ToolCall, tool: ToolInfo, thread_id: str | None, p
     if permission.arguments is not None:
         fields["arguments_edited"] = True
     _audit.info("%s %s: %s", event, tool.name, permission.reason, extra={"toolwire": fields})
+
+
+async def _ready(permission: Permission) -> Permission:
+    return permission
 
 
 async def _awaited(awaitable: Awaitable[T]) -> T:
