@@ -101,10 +101,12 @@ class Tally:
 class Served:
     """A `toolwire serve` subprocess on a free loopback port."""
 
-    def __init__(self, workdir: Path, max_runs: int) -> None:
+    def __init__(self, workdir: Path, max_runs: int, gc_threshold: int | None = None) -> None:
         (workdir / "benchapp.py").write_text(APP)
         command = [sys.executable, "-m", "toolwire.cli", "serve", "--port", "0", "--data-dir", str(workdir / "data")]
         command += ["--token", TOKEN, "--app", "benchapp:make_agent", "--max-runs", str(max_runs)]
+        if gc_threshold is not None:
+            command += ["--gc-threshold", str(gc_threshold)]
         command += ["--max-conversations", "100000", "--run-queue", "1000"]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(
@@ -188,9 +190,11 @@ def _percentile(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def scenario(conversations: int, max_runs: int, *, turns: int, warmup: float, seconds: float) -> dict[str, Any]:
+async def scenario(
+    conversations: int, max_runs: int, *, turns: int, warmup: float, seconds: float, gc_threshold: int | None = None
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="admission-bench-") as workdir:
-        server = Served(Path(workdir), max_runs)
+        server = Served(Path(workdir), max_runs, gc_threshold)
         try:
             opened = [await open_conversation(server.url) for _ in range(conversations)]
             tally = Tally()
@@ -223,6 +227,7 @@ async def scenario(conversations: int, max_runs: int, *, turns: int, warmup: flo
     return {
         "conversations": conversations,
         "max_runs": max_runs or None,
+        "gc_threshold": gc_threshold,
         "turns_per_run": turns,
         "turns_per_s": len(inside) * turns / seconds,
         "runs": len(inside),
@@ -250,7 +255,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds of every scenario")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--gc-ab",
+        default="",
+        metavar="NxM,...",
+        help="instead: pairs of the scenarios N conversations × --max-runs M, `toolwire serve --gc-threshold 0`"
+        " against its default, in an order alternated per pair (turns per server CPU second)",
+    )
+    parser.add_argument("--pairs", type=int, default=6, help="--gc-ab: pairs per scenario")
     args = parser.parse_args(argv)
+    if args.gc_ab:
+        return gc_ab(args)
     plan = [(int(n), 0) for n in args.peak_at.split(",") if n]
     plan += [(args.conversations, 0)] + [(args.conversations, int(m)) for m in args.limits.split(",") if m]
     load_before = os.getloadavg()
@@ -284,6 +299,45 @@ def main(argv: Sequence[str] | None = None) -> int:
             "load_after": os.getloadavg(),
             "args": {k: str(v) for k, v in vars(args).items()},
             "results": results,
+            "summary": summary,
+        }
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+    return 0
+
+
+def gc_ab(args: argparse.Namespace) -> int:
+    """`--gc-ab`: the server's garbage collector tuned (its default) against Python's own settings, in pairs."""
+    pairs: dict[str, dict[str, list[float]]] = {}
+    for index in range(args.pairs):
+        for spec in args.gc_ab.split(","):
+            conversations, max_runs = (int(part) for part in spec.split("x"))
+            settings = (0, None) if index % 2 == 0 else (None, 0)
+            for gc_threshold in settings:
+                result = anyio.run(
+                    lambda c=conversations, m=max_runs, g=gc_threshold: scenario(
+                        c, m, turns=args.turns, warmup=args.warmup, seconds=args.seconds, gc_threshold=g
+                    )
+                )
+                side = "python" if gc_threshold == 0 else "tuned"
+                pairs.setdefault(spec, {"python": [], "tuned": []})[side].append(result["turns_per_server_cpu_s"])
+                print(f"pair {index} {spec} gc {side}: {result['turns_per_server_cpu_s']:.0f} turns per server CPU s")
+    summary = {
+        spec: {
+            "python": statistics.median(sides["python"]),
+            "tuned": statistics.median(sides["tuned"]),
+            "tuned_wins": sum(t > p for t, p in zip(sides["tuned"], sides["python"], strict=True)),
+            "pairs": len(sides["tuned"]),
+            "median_ratio": statistics.median(t / p for t, p in zip(sides["tuned"], sides["python"], strict=True)),
+        }
+        for spec, sides in pairs.items()
+    }
+    print(json.dumps(summary, indent=2))
+    if args.json is not None:
+        payload = {
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load_before_after": os.getloadavg(),
+            "args": {k: str(v) for k, v in vars(args).items()},
+            "pairs": pairs,
             "summary": summary,
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
