@@ -292,16 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = summarize(results, args.conversations)
     print(json.dumps(summary, indent=2))
     if args.json is not None:
-        payload = {
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "cpus": os.cpu_count(),
-            "load_before": load_before,
-            "load_after": os.getloadavg(),
-            "args": {k: str(v) for k, v in vars(args).items()},
-            "results": results,
-            "summary": summary,
-        }
-        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+        write_json(args, load_before=load_before, results=results, summary=summary)
     return 0
 
 
@@ -333,15 +324,20 @@ def gc_ab(args: argparse.Namespace) -> int:
     }
     print(json.dumps(summary, indent=2))
     if args.json is not None:
-        payload = {
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "load_before_after": os.getloadavg(),
-            "args": {k: str(v) for k, v in vars(args).items()},
-            "pairs": pairs,
-            "summary": summary,
-        }
-        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+        write_json(args, pairs=pairs, summary=summary)
     return 0
+
+
+def write_json(args: argparse.Namespace, **figures: Any) -> None:
+    """The results file (`--json`): the date, the machine's CPUs and load, the arguments, then `figures`."""
+    payload = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpus": os.cpu_count(),
+        "load_after": os.getloadavg(),
+        "args": {k: str(v) for k, v in vars(args).items()},
+        **figures,
+    }
+    args.json.write_text(json.dumps(payload, indent=2) + "\n")
 
 
 def summarize(results: list[dict[str, Any]], conversations: int) -> dict[str, Any]:
