@@ -391,7 +391,12 @@ class PermissionPolicy:
         )
         if on_ask is not None:
             on_ask(request)
-        answer = await self._ask_consent(consent, request, cancellation)
+        outcome, failure = None, None
+        try:
+            outcome = await self._consenting(consent, request, cancellation)
+        except Exception as exc:
+            failure = exc
+        answer = self._consent_answer(outcome, failure, request, cancellation)
         if not answer.allow:
             reason = answer.reason or "the user refused"
             await store.remember_denial(thread_id, name, digest, reason)
@@ -407,20 +412,33 @@ class PermissionPolicy:
         _record("consent", call, tool, thread_id, permission)
         return permission
 
-    async def _ask_consent(
-        self, consent: ConsentHandler, request: ConsentRequest, cancellation: Cancellation | None
-    ) -> ConsentAnswer:
-        from ._fast import guarded  # (a deadline armed only if the handler waits; no anyio cancel scope)
-        from .guard import INTERRUPTED  # the wait loads the event loop's machinery (anyio)
+    # Asking is two halves around one `await`, so that no coroutine of its own waits with a parked
+    # run (bench TW-8): `_consenting` starts the wait, `_consent_answer` reads its outcome.
 
-        try:
-            asking = consent(request)
-            if not inspect.iscoroutine(asking):  # any awaitable will do
-                asking = _awaited(asking)
-            answer = await guarded(asking, self.consent_timeout, cancellation)
-        except Exception as exc:  # a broken handler must not let the call through
-            logging.getLogger("toolwire.policy").exception("consent handler failed")
-            return ConsentAnswer(False, f"asking for consent failed ({type(exc).__name__})")
+    def _consenting(
+        self, consent: ConsentHandler, request: ConsentRequest, cancellation: Cancellation | None
+    ) -> Awaitable[object]:
+        """The wait for the handler's answer, bounded by `consent_timeout` and `cancellation`."""
+        from ._fast import guarded  # (a deadline armed only if the handler waits; no anyio cancel scope)
+
+        asking = consent(request)
+        if not inspect.iscoroutine(asking):  # any awaitable will do
+            asking = _awaited(asking)
+        return guarded(asking, self.consent_timeout, cancellation)
+
+    def _consent_answer(
+        self, answer: object, failure: Exception | None, request: ConsentRequest, cancellation: Cancellation | None
+    ) -> ConsentAnswer:
+        """What the wait's outcome means: the handler's answer, or no (it failed, timed out, broke its type).
+
+        Raises:
+            CallCanceled: `cancellation` fired while waiting for the answer.
+        """
+        from .guard import INTERRUPTED
+
+        if failure is not None:  # a broken handler must not let the call through
+            logging.getLogger("toolwire.policy").error("consent handler failed", exc_info=failure)
+            return ConsentAnswer(False, f"asking for consent failed ({type(failure).__name__})")
         if answer is INTERRUPTED:
             if cancellation is not None and cancellation.cancelled:
                 raise CallCanceled(f"call {request.call.id} was canceled while waiting for consent")
@@ -458,7 +476,12 @@ class PermissionPolicy:
         else:
             if on_ask is not None:
                 on_ask(request)
-            answer = await self._ask_consent(handler, request, cancellation)
+            outcome, failure = None, None
+            try:
+                outcome = await self._consenting(handler, request, cancellation)
+            except Exception as exc:
+                failure = exc
+            answer = self._consent_answer(outcome, failure, request, cancellation)
         fields: dict[str, Any] = {
             "event": "question",
             "tool": request.tool,
