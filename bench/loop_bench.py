@@ -5,9 +5,9 @@ process, in interleaved rounds: each round measures every *unit* in `SLICES` pas
 of its count each, in an order rotated from pass to pass and round to round (`run_rounds`); a
 unit is N runs (or operations) timed with `time.process_time` (CPU, all threads). Figures (µs
 per call, ratios to the floor, growth) are computed per round from units measured in that same
-round, then summarised as median and p25-p75. TW-8 (memory of parked runs)
-runs each implementation in a fresh child process per round, so that RSS deltas are clean; TW-10
-(import cost) times child interpreters.
+round, then summarised as median and p25-p75. TW-8 (memory of parked runs) runs each
+implementation in a fresh child process per round, so that RSS deltas are clean; TW-10 (import
+cost) times child interpreters.
 
 Every gate is a ratio to `floor-validated` (bench/loop_common.py) measured in the same round, or an
 absolute limit where BENCHMARKS.md sets one (TW-3, TW-5, TW-6's 60 ms). A gate passes on its median
