@@ -403,6 +403,12 @@ class ToolwireServer:
             try:
                 await conversation.attach(connection, write)
                 if not self.stopping and await conversation.needs_run():
+                    state = connection.state()
+                    _log.info(
+                        "conversation %s: resuming its unfinished run (the client's stanzas seen: up to %d)",
+                        conversation.thread_id,
+                        0 if state is None else state.last_seen,
+                    )
                     conversation.start(runs, None)
                 await self._serve(websocket, connection, conversation, runs, acks, refusals)
             except Fenced:
