@@ -1068,15 +1068,15 @@ def derive(units: dict[str, list[Any]], memory: dict[str, list[dict[str, float]]
         )
         add("tw11_median_ratio", "TW-11 median ÷ echo median", "×", ratio(col(tw, "median_us"), col(echo, "median_us")))
         add("tw11_p99_ratio", "TW-11 p99 ÷ echo p99", "×", ratio(col(tw, "p99_us"), col(echo, "p99_us")))
+
+        def per_round_trip(key: str, unit: str, name: str, cpu_name: str) -> None:
+            """A TW-11 unit's median and p99 round trip and its server CPU per round trip."""
+            add(f"{key}_median_us", f"TW-11 {name}: median µs", "µs", col(unit, "median_us"))
+            add(f"{key}_p99_us", f"TW-11 {name}: p99 µs", "µs", col(unit, "p99_us"))
+            add(f"{key}_cpu_us", f"TW-11 {cpu_name} server CPU µs per round trip", "µs", col(unit, "server_cpu_us"))
+
         commit = ECHO_COMMIT_UNIT
-        add("tw11_commit_median_us", "TW-11 echo + durable SQLite commit: median µs", "µs", col(commit, "median_us"))
-        add("tw11_commit_p99_us", "TW-11 echo + durable SQLite commit: p99 µs", "µs", col(commit, "p99_us"))
-        add(
-            "tw11_commit_cpu_us",
-            "TW-11 echo + commit server CPU µs per round trip",
-            "µs",
-            col(commit, "server_cpu_us"),
-        )
+        per_round_trip("tw11_commit", commit, "echo + durable SQLite commit", "echo + commit")
         if units.get(commit):
             add(
                 "tw11_commit_median_ratio",
@@ -1097,23 +1097,11 @@ def derive(units: dict[str, list[Any]], memory: dict[str, list[dict[str, float]]
                 ratio(col(tw, "server_cpu_us"), col(commit, "server_cpu_us")),
             )
         minimal = "tw11/toolwire-minimal"
-        add(
-            "tw11_minimal_median_us",
-            "TW-11 toolwire with the minimal client (diagnostic): median µs",
-            "µs",
-            col(minimal, "median_us"),
-        )
-        add(
-            "tw11_minimal_p99_us",
-            "TW-11 toolwire with the minimal client (diagnostic): p99 µs",
-            "µs",
-            col(minimal, "p99_us"),
-        )
-        add(
-            "tw11_minimal_cpu_us",
-            "TW-11 toolwire with the minimal client: server CPU µs per round trip",
-            "µs",
-            col(minimal, "server_cpu_us"),
+        per_round_trip(
+            "tw11_minimal",
+            minimal,
+            "toolwire with the minimal client (diagnostic)",
+            "toolwire with the minimal client:",
         )
         if units.get(minimal):
             add(

@@ -36,7 +36,7 @@ import os
 import sqlite3
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -51,7 +51,7 @@ from .checkpoints import Checkpointer
 from .local_leases import LocalLeases
 from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord, ThreadInfo
 from .rows import grant_from_row, ledger_entry_from_row, thread_key
-from .sqlite_schema import SCHEMA_VERSION, dumps, migrate
+from .sqlite_schema import SCHEMA_VERSION, Transaction, dumps, migrate
 from .sqlite_wire import SavedWire, load_wire, save_wire, wire_parts
 from .transcripts import Transcripts
 
@@ -121,41 +121,6 @@ def _answer_body(tool_name: str, result: str) -> str:
     return f'{{"role":"tool","toolName":{dumps(tool_name)},"result":{result}}}'
 
 
-class _Write:
-    """One write transaction (`BEGIN IMMEDIATE` … `COMMIT`); a failure rolls it back and calls `rolled_back`.
-
-    A class rather than a generator: two or three of these per tool call, on the loop's hot path.
-    """
-
-    __slots__ = ("_db", "_rolled_back")
-
-    def __init__(self, db: sqlite3.Connection, rolled_back: Callable[[], None]) -> None:
-        self._db = db
-        self._rolled_back = rolled_back
-
-    def __enter__(self) -> sqlite3.Connection:
-        self._db.execute("BEGIN IMMEDIATE")
-        return self._db
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        db = self._db
-        try:
-            if kind is None:
-                db.execute("COMMIT")
-                return
-        except BaseException:
-            self._undo()
-            raise
-        self._undo()
-
-    def _undo(self) -> None:
-        if self._db.in_transaction:
-            self._db.execute("ROLLBACK")
-        self._rolled_back()  # (what the writes remembered may be rolled back)
-
-
 class SqliteStore(LocalLeases):
     """Threads, transcripts, ledger, approvals and grants in one SQLite file (WAL).
 
@@ -221,7 +186,7 @@ class SqliteStore(LocalLeases):
         """Run a query and return its first row (None if there is none)."""
         return self._connection().execute(sql, params).fetchone()
 
-    def _write(self) -> _Write:
+    def _write(self) -> Transaction:
         db = self._connection()
         if self._checkpointer is None:  # from the first write on (a store that only reads needs none)
             self._checkpointer = Checkpointer(self.path, self._busy_timeout)
@@ -231,7 +196,7 @@ class SqliteStore(LocalLeases):
         if self._commits >= _CHECKPOINT_EVERY:
             self._commits = 0
             self._checkpointer.poke()
-        return _Write(db, self._forget)
+        return Transaction(db, self._forget)
 
     # -- threads and transcripts ----------------------------------------------------------------
 

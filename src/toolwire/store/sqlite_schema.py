@@ -10,16 +10,16 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Callable, Generator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Final
 
 from pydantic_core import PydanticSerializationError, to_json
 
 from ..errors import EnvelopeError, UsageError
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "dumps", "migrate", "transaction"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Transaction", "dumps", "migrate"]
 
 _log = logging.getLogger("toolwire.store")
 
@@ -132,22 +132,45 @@ SCHEMA_VERSION: Final = len(MIGRATIONS)
 """The schema version this code writes (`PRAGMA user_version`)."""
 
 
-@contextmanager
-def transaction(db: sqlite3.Connection) -> Generator[sqlite3.Connection]:
-    """Run the body as one write transaction, taking the file's write lock up front."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
+class Transaction:
+    """One write transaction (`BEGIN IMMEDIATE`, taking the file's write lock up front, … `COMMIT`).
+
+    A failure rolls it back, then calls `rolled_back` (a store forgets what its writes remembered).
+    A class rather than a generator: the store opens two or three per tool call, on the loop's hot path.
+    """
+
+    __slots__ = ("_db", "_rolled_back")
+
+    def __init__(self, db: sqlite3.Connection, rolled_back: Callable[[], None] | None = None) -> None:
+        self._db = db
+        self._rolled_back = rolled_back
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._db.execute("BEGIN IMMEDIATE")
+        return self._db
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        try:
+            if kind is None:
+                self._db.execute("COMMIT")
+                return
+        except BaseException:
+            self._undo()
+            raise
+        self._undo()
+
+    def _undo(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+        if self._rolled_back is not None:
+            self._rolled_back()
 
 
 def migrate(db: sqlite3.Connection, path: Path) -> None:
     """Bring the file's schema to `SCHEMA_VERSION` in one transaction (other processes wait)."""
-    with transaction(db):
+    with Transaction(db):
         (version,) = db.execute("PRAGMA user_version").fetchone()
         if version > SCHEMA_VERSION:
             raise UsageError(
