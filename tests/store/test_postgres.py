@@ -181,6 +181,30 @@ async def test_a_save_after_another_stores_save_rewrites_the_state(
     assert found is not None and found.state is CallState.DISPATCHED
 
 
+async def test_a_save_whose_commit_failed_is_written_whole_by_the_next(
+    postgres: PgCluster, opened: Callable[[], PostgresStore], schema: str
+) -> None:
+    import psycopg
+
+    store = opened()
+    assert await store.acquire("t1", "r1", 60) is not None  # its saves are fenced: a transaction each
+    await store.save_wire_state("t1", server_state(3, 1, 1).to_dict())
+    # A check at commit time fails the next save after its statement ran (as a cancelled commit does).
+    await sql(
+        postgres, f"CREATE FUNCTION {schema}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE 'no'; END $$"
+    )
+    await sql(
+        postgres,
+        f"CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON {schema}.wire_outbox DEFERRABLE INITIALLY DEFERRED"
+        f" FOR EACH ROW EXECUTE FUNCTION {schema}.refuse()",
+    )
+    with pytest.raises(psycopg.errors.RaiseException):
+        await store.save_wire_state("t1", server_state(4, 2, 1).to_dict())
+    await sql(postgres, f"DROP TRIGGER refuse ON {schema}.wire_outbox")
+    await store.save_wire_state("t1", server_state(4, 2, 1).to_dict())  # the same save, again
+    assert await opened().load_wire_state("t1") == server_state(4, 2, 1).to_dict()
+
+
 async def test_a_call_dispatched_and_answered_in_one_save_is_answered(opened: Callable[[], PostgresStore]) -> None:
     store = opened()
     await store.record_calls([pending()])

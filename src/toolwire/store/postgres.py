@@ -42,7 +42,7 @@ from .postgres_approvals import PostgresApprovals
 from .postgres_database import describe_dsn
 from .postgres_leases import PostgresLeases
 from .postgres_schema import SCHEMA_VERSION
-from .postgres_wire import load_wire, save_wire
+from .postgres_wire import load_wire, remember, save_wire
 from .records import CALL_STATE_ORDER, COMES_WITH, CallState, LedgerEntry, RunRecord, ThreadInfo
 from .rows import ledger_entry_from_row
 from .sqlite_schema import dumps
@@ -335,15 +335,19 @@ class PostgresStore(PostgresApprovals, PostgresLeases):
             EnvelopeError: A state whose numbering is not integers or whose outbox is not pairs of
                 a stanza number and a base64 frame.
         """
-        parts = None if state is None else wire_parts(state, self._outboxes.get(thread_id))
+        # Forgotten until this save is committed: if it fails, the next one is whole.
+        known = self._outboxes.pop(thread_id, None)
+        parts = None if state is None else wire_parts(state, known)
         answers = {call_id: dumps(answer) for call_id, answer in (answered or {}).items()}
         async with self._owning((thread_id,)) as db:
             if not appended:
-                return await save_wire(db, self._outboxes, thread_id, parts, tuple(dispatched), answers)
-            bodies = [dumps(message.to_dict()) for message in appended]
-            async with db.transaction():  # (a savepoint within a fenced write's transaction)
-                await db.execute(_APPEND, {"t": thread_id, "bodies": bodies, "now": time.time()})
-                saved = await save_wire(db, self._outboxes, thread_id, parts, tuple(dispatched), answers)
+                saved, written = await save_wire(db, known, thread_id, parts, tuple(dispatched), answers)
+            else:
+                bodies = [dumps(message.to_dict()) for message in appended]
+                async with db.transaction():  # (a savepoint within a fenced write's transaction)
+                    await db.execute(_APPEND, {"t": thread_id, "bodies": bodies, "now": time.time()})
+                    saved, written = await save_wire(db, known, thread_id, parts, tuple(dispatched), answers)
+        remember(self._outboxes, thread_id, written)
         return saved
 
     # -- how each thread's last run stands ----------------------------------------------------------

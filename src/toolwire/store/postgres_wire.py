@@ -31,7 +31,7 @@ from .sqlite_schema import dumps
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["load_wire", "save_wire"]
+__all__ = ["load_wire", "remember", "save_wire"]
 
 _LOAD: Final = (
     "SELECT w.state, o.stanza, o.frame, o.next_stanza, o.last_seen FROM wire_state w"
@@ -109,17 +109,20 @@ async def load_wire(db: AsyncConnection[Any], thread_id: str) -> dict[str, Any] 
 
 async def save_wire(
     db: AsyncConnection[Any],
-    outboxes: dict[str, SavedWire],
+    known: SavedWire | None,
     thread_id: str,
     parts: WireParts | None,
     dispatched: Sequence[str],
     answered: Mapping[str, str],
-) -> frozenset[str]:
+) -> tuple[frozenset[str], SavedWire | None]:
     """Write a conversation's protocol state and move its calls: one statement (two when another writer saved).
 
-    `parts` is `wire_parts()` of the state (None deletes it); `outboxes` is what the store
-    remembers of its last save of each thread, updated here; `answered` maps call ids to their
-    answers' JSON. Returns the calls whose answers were saved. See `PostgresStore.save_wire_state`.
+    `parts` is `wire_parts()` of the state (None deletes it); `known` is what the store remembers
+    of its last save of the thread (None: nothing, the save is whole); `answered` maps call ids to
+    their answers' JSON. Returns the calls whose answers were saved, and what to remember of this
+    save once its transaction is committed (see `remember`); not before: a save whose commit
+    failed or was cancelled is not in the database, and the next one must not write only what
+    changed since it. See `PostgresStore.save_wire_state`.
     """
     moves: dict[str, Any] = {
         "t": thread_id,
@@ -127,9 +130,8 @@ async def save_wire(
         "answered": list(answered),
         "answers": list(answered.values()),
     }
-    known = outboxes.pop(thread_id, None)
     if parts is None:
-        return await _run(db, _DELETE, moves)
+        return await _run(db, _DELETE, moves), None
     header, texts, decoded, base = parts
     numbering = (header["nextStanza"], header["lastSeen"])
     common = {**moves, "header": dumps(header), "now": time.time(), "next": numbering[0], "seen": numbering[1]}
@@ -154,8 +156,7 @@ async def save_wire(
         cursor = await db.execute(_DELTA, delta)
         row = await cursor.fetchone()
         if row is not None and row[0]:
-            _remember(outboxes, thread_id, saved)
-            return frozenset(row[1])
+            return frozenset(row[1]), saved
         # Another writer saved the thread since: nothing was written; the whole state is.
     saved.version = random.getrandbits(62) + 1  # not a secret: tells this store's saves apart
     whole = {
@@ -164,9 +165,7 @@ async def save_wire(
         "stanzas": list(texts),
         "frames": [frame_bytes(decoded, stanza, text) for stanza, text in texts.items()],
     }
-    answers = await _run(db, _WHOLE, whole)
-    _remember(outboxes, thread_id, saved)
-    return answers
+    return await _run(db, _WHOLE, whole), saved
 
 
 async def _run(db: AsyncConnection[Any], statement: LiteralString, params: dict[str, Any]) -> frozenset[str]:
@@ -175,8 +174,10 @@ async def _run(db: AsyncConnection[Any], statement: LiteralString, params: dict[
     return frozenset(row[1]) if row is not None else frozenset()
 
 
-def _remember(outboxes: dict[str, SavedWire], thread_id: str, saved: SavedWire) -> None:
-    """Remember a committed save, for the next save of the thread to write only what changed."""
+def remember(outboxes: dict[str, SavedWire], thread_id: str, saved: SavedWire | None) -> None:
+    """Remember a committed save (`save_wire`'s), for the next save of the thread to write only what changed."""
+    if saved is None:
+        return
     outboxes[thread_id] = saved
     if len(outboxes) > KEPT_OUTBOXES:
         del outboxes[next(iter(outboxes))]
