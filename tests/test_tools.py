@@ -217,7 +217,6 @@ class Opaque:
         (lambda: tool(takes_args), "variadic positional"),
         (lambda: tool(takes_kwargs), "variadic keyword"),
         (lambda: tool(unannotated), "has no type annotation"),
-        (lambda: tool(takes_opaque), "cannot build a schema"),
         (lambda: tool(name="has space")(plain.function), "is not valid"),
         (lambda: tool(mode="dangerous")(plain.function), "not one of"),
         (lambda: tool(timeout=0)(plain.function), "timeout must be a positive number"),
@@ -228,7 +227,6 @@ class Opaque:
         "args",
         "kwargs",
         "unannotated",
-        "opaque-type",
         "bad-name",
         "bad-mode",
         "bad-timeout",
@@ -239,6 +237,22 @@ class Opaque:
 def test_undecoratable_callables_raise_usage_error(define, message):
     with pytest.raises(UsageError, match=message):
         define()
+
+
+def test_a_type_pydantic_cannot_handle_fails_when_the_schema_is_first_needed():
+    opaque = tool(takes_opaque)  # the schema and validator are built on first use
+    with pytest.raises(UsageError, match="tool 'takes_opaque': cannot build a schema"):
+        Toolbox([opaque]).to_openai()
+
+
+def test_a_type_pydantic_cannot_handle_fails_a_validation_as_usage_error():
+    with pytest.raises(UsageError, match="tool 'takes_opaque': cannot build a schema"):
+        tool(takes_opaque).validate({"thing": 1})
+
+
+def test_a_schema_is_built_once():
+    built = tool(plain.function)
+    assert built.parameters_schema is built.parameters_schema
 
 
 def test_unresolvable_annotation_is_a_usage_error():

@@ -1,8 +1,13 @@
 """From a Python function to the JSON Schema a model sees and the validator its arguments pass.
 
 `Signature.of(function)` reads the parameters, their type hints and the docstring once, when a
-tool is defined, and builds a pydantic `TypeAdapter` over a `TypedDict` of the parameters. On the
-call path only that adapter runs: arguments are never validated against the JSON Schema itself.
+tool is defined (a parameter that is unannotated, variadic or positional-only, or a hint that
+cannot be resolved, fails there), and makes a `TypedDict` of the parameters. The pydantic
+`TypeAdapter` over it and its JSON Schema, which cost most of a definition (≈ 0.2 ms each), are
+built when first needed: the schema when the tool is first exported (a model request, `to_openai()`),
+the adapter when a call is first validated. A type pydantic cannot validate or describe fails
+there, with the same `UsageError` naming the tool. On the call path only the adapter runs:
+arguments are never validated against the JSON Schema itself.
 
 pydantic's `TypeAdapter` and JSON Schema machinery load when the first tool is defined, not when
 toolwire is imported: they cost about as much as the rest of toolwire's import.
@@ -13,8 +18,8 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Final, NotRequired, cast
 
 from pydantic_core import PydanticSerializationError, ValidationError, to_jsonable_python
@@ -64,18 +69,29 @@ def _tool_json_schema() -> type[GenerateJsonSchema]:
     return ToolJsonSchema
 
 
-@dataclass(frozen=True, slots=True)
 class Signature:
-    """What toolwire knows about a tool function's parameters."""
+    """What toolwire knows about a tool function's parameters (the schema and validator built when first used)."""
 
-    adapter: TypeAdapter[dict[str, Any]]
-    """Validates a call's arguments into keyword arguments for the function."""
-    json_schema: dict[str, Any]
-    """The parameters as a JSON Schema object, with descriptions from the docstring."""
-    description: str
-    """The docstring's text without its `Args:` / `Returns:` sections."""
-    injected: Mapping[str, type]
-    """Parameters the runtime fills in (e.g. a `ToolContext`), by name; not in the schema."""
+    __slots__ = ("_adapter", "_arguments", "_defaults", "_json_schema", "_name", "description", "injected")
+
+    def __init__(
+        self,
+        name: str,
+        arguments: type[Any],
+        defaults: Mapping[str, Any],
+        description: str,
+        injected: Mapping[str, type],
+    ) -> None:
+        self._name = name
+        self._arguments = arguments
+        """The `TypedDict` of the parameters the model gives."""
+        self._defaults = defaults
+        self._adapter: TypeAdapter[dict[str, Any]] | None = None
+        self._json_schema: dict[str, Any] | None = None
+        self.description = description
+        """The docstring's text without its `Args:` / `Returns:` sections."""
+        self.injected = injected
+        """Parameters the runtime fills in (e.g. a `ToolContext`), by name; not in the schema."""
 
     @classmethod
     def of(cls, function: Callable[..., Any], *, name: str, injected_types: tuple[type, ...] = ()) -> Signature:
@@ -87,11 +103,11 @@ class Signature:
             injected_types: Parameter types the runtime provides instead of the model.
 
         Raises:
-            UsageError: A parameter is variadic, positional-only or unannotated, or its type
-                cannot be validated or described as JSON Schema.
+            UsageError: A parameter is variadic, positional-only or unannotated, or a type hint
+                cannot be resolved.
         """
         import typing_extensions
-        from pydantic import Field, PydanticUserError, TypeAdapter
+        from pydantic import Field
 
         try:
             signature = inspect.signature(function)
@@ -125,23 +141,59 @@ class Signature:
             fields[param.name] = hint
         arguments = typing_extensions.TypedDict(f"{name}_arguments", fields)  # type: ignore[misc]
         arguments.__pydantic_config__ = _FORBID_EXTRA  # type: ignore[attr-defined]
+        return cls(name, arguments, defaults, summary, injected)
+
+    @property
+    def adapter(self) -> TypeAdapter[dict[str, Any]]:
+        """Validates a call's arguments into keyword arguments for the function (built on first use).
+
+        Raises:
+            UsageError: pydantic cannot validate a parameter's type.
+        """
+        adapter = self._adapter
+        if adapter is None:
+            from pydantic import TypeAdapter
+
+            with self._building():
+                adapter = self._adapter = cast("TypeAdapter[dict[str, Any]]", TypeAdapter(self._arguments))
+        return adapter
+
+    @property
+    def json_schema(self) -> dict[str, Any]:
+        """The parameters as a JSON Schema object, with descriptions from the docstring (built on first use).
+
+        Raises:
+            UsageError: pydantic cannot validate or describe a parameter's type.
+        """
+        schema = self._json_schema
+        if schema is None:
+            adapter = self.adapter
+            with self._building():
+                schema = adapter.json_schema(schema_generator=_tool_json_schema())
+            schema.pop("title", None)
+            _add_defaults(schema, self._defaults)
+            self._json_schema = schema
+        return schema
+
+    @contextmanager
+    def _building(self) -> Generator[None]:
+        from pydantic import PydanticUserError
+
         try:
-            adapter = cast("TypeAdapter[dict[str, Any]]", TypeAdapter(arguments))
-            json_schema = adapter.json_schema(schema_generator=_tool_json_schema())
+            yield
         except (PydanticUserError, TypeError, ValueError) as exc:
-            raise UsageError(f"tool '{name}': cannot build a schema for its parameters: {exc}") from exc
-        json_schema.pop("title", None)
-        _add_defaults(json_schema, defaults)
-        return cls(adapter, json_schema, summary, injected)
+            raise UsageError(f"tool '{self._name}': cannot build a schema for its parameters: {exc}") from exc
 
     def validate(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Return `arguments` validated and coerced into keyword arguments for the function.
 
         Raises:
             InvalidArguments: With one problem per bad, missing or unexpected argument.
+            UsageError: The validator could not be built (see `adapter`).
         """
+        adapter = self._adapter or self.adapter
         try:
-            return self.adapter.validator.validate_python(arguments)  # the validator: no wrapper in between
+            return adapter.validator.validate_python(arguments)  # the validator: no wrapper in between
         except ValidationError as exc:
             raise InvalidArguments(tool, describe_validation_error(exc, self.json_schema)) from None
 
