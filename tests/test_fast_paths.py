@@ -20,7 +20,9 @@ import pytest
 from toolwire import Cancellation, _fast, _workers, guard
 from toolwire.envelopes import ResultType, ToolCall, ToolResult
 from toolwire.errors import EnvelopeError
+from toolwire.events import ModelRequestStarted
 from toolwire.guard import INTERRUPTED
+from toolwire.invocation import ToolCallFinished, ToolCallStarted
 from toolwire.messages import AssistantMessage, ToolResultMessage, Usage, UserMessage
 from toolwire.models import ModelRequest, ModelResponse, TextDelta
 from toolwire.store import LedgerEntry
@@ -469,6 +471,9 @@ QUICK = [
     (Usage, (1, 2, 3), {}),
     (ToolResult, (), {"call_id": "c1", "data": {"a": 1}}),
     (ToolResult, (), {}),  # a default factory
+    (ModelRequestStarted, (2,), {}),
+    (ToolCallStarted, (ToolCall(id="c1", name="add", arguments={}), None, None, 0, 0), {}),
+    (ToolCallFinished, (ToolCall(id="c1", name="add", arguments={}), ToolResult.ok("c1", 3), 0.5, 0, 0), {}),
 ]
 
 

@@ -510,6 +510,32 @@ async def test_leaving_the_stream_early_cancels_the_run():
     assert isinstance(last, ToolResultMessage) and last.result.type is ResultType.CANCELED
 
 
+async def test_stream_yields_each_event_while_the_run_waits():
+    go_on = anyio.Event()
+
+    @tool
+    async def get_go_ahead() -> str:
+        await go_on.wait()  # set by the consumer once it saw this call start
+        return "ok"
+
+    agent = Agent(ScriptedModel([[call("get_go_ahead", "c1")], "done"]), tools=[get_go_ahead])
+    seen: list[str] = []
+    async for event in agent.stream("go"):
+        seen.append(type(event).__name__)
+        if isinstance(event, ToolCallStarted):
+            go_on.set()
+    assert seen[-1] == "RunFinished" and "ToolCallFinished" in seen
+
+
+async def test_a_failing_run_raises_its_own_error_from_the_stream():
+    async def unreachable(request: ModelRequest) -> str:
+        raise ProviderError("m", "down")
+
+    with pytest.raises(ProviderError, match="down"):
+        async for _event in Agent(FunctionModel(unreachable)).stream("go"):
+            pass
+
+
 async def test_stream_text_deltas_come_before_the_end():
     events = [event async for event in Agent(ScriptedModel(["Hi"])).stream("go")]
     assert isinstance(events[0], ModelRequestStarted)

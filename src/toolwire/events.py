@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ._fast import quick_init
 from .invocation import ConsentRequested, ToolCallFinished, ToolCallStarted, ToolProgress
 from .messages import Message, Usage
 from .models import TextDelta
@@ -33,6 +34,7 @@ class RunResult:
     usage: Usage
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelRequestStarted:
     """The loop is asking the model (again)."""

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ._fast import quick_init
 from .envelopes import ToolCall, ToolResult
 from .modes import ToolMode
 from .policy import ConsentRequest, Decision, Permission
@@ -145,6 +146,7 @@ class InvocationContext:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCallStarted:
     """A call passed the policy and is about to run (or ended before it could: then `decision` is None)."""
@@ -179,6 +181,7 @@ class ToolProgress:
     """What the tool is doing, when it says."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCallFinished:
     """A call has its one result."""
