@@ -135,8 +135,6 @@ async def guarded(
     coroutine: Coroutine[Any, Any, T], seconds: float | None, cancellation: Cancellation | None = None
 ) -> T | Literal[_Interrupted.INTERRUPTED]:
     """`guard.guarded()`, paying for the deadline and the cancellation only if the coroutine waits."""
-    import asyncio  # here, not at the top: `import toolwire` does not load asyncio
-
     loop = asyncio_loop()
     if loop is None:  # not on asyncio (trio): the plain version
         return await guard.guarded(coroutine, seconds, cancellation)
@@ -145,6 +143,8 @@ async def guarded(
         step = coroutine.send(None)
     except StopIteration as done:
         return done.value
+    import asyncio  # here, not at the top: `import toolwire` does not load asyncio (nor a call that never waits)
+
     task = asyncio.current_task(loop)
     assert task is not None
     cancelling = task.cancelling()

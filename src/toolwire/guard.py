@@ -8,7 +8,7 @@ coroutine waits (see `toolwire._fast`).
 from __future__ import annotations
 
 import enum
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 if TYPE_CHECKING:
@@ -56,9 +56,19 @@ async def guarded(
 
 def asyncio_loop() -> asyncio.AbstractEventLoop | None:
     """The running asyncio loop; None on another event loop (trio)."""
-    import asyncio
+    get = _running_loop
+    if get is None:
+        get = _bind_running_loop()
+    return get()
 
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
+
+_running_loop: Callable[[], asyncio.AbstractEventLoop | None] | None = None
+"""asyncio's `_get_running_loop` (C; None, not an exception, off asyncio), once asked for: twice per tool call."""
+
+
+def _bind_running_loop() -> Callable[[], asyncio.AbstractEventLoop | None]:
+    global _running_loop
+    from asyncio import _get_running_loop  # pyright: ignore[reportPrivateUsage]  # here: `import toolwire` loads no asyncio
+
+    _running_loop = _get_running_loop
+    return _get_running_loop
