@@ -262,7 +262,7 @@ class Pipeline:
             ctx.permission = permission
         elif call.id in self._approved:  # allowed (and sent) before the process stopped: not asked again
             ctx.permission = _APPROVED
-        elif not await self._permit(ctx, tool, call, ask=permission.decision is Decision.ASK):
+        elif not await self._permit(ctx, tool, call, permission):
             return
         ctx.announce()
         try:
@@ -281,12 +281,15 @@ class Pipeline:
             # A filter set it: a cached result of another call, or one built for none (seed 003).
             ctx.result = self._answer(call, tool, result)
 
-    async def _permit(self, ctx: InvocationContext, tool: Tool[..., Any], call: ToolCall, *, ask: bool) -> bool:
+    async def _permit(
+        self, ctx: InvocationContext, tool: Tool[..., Any], call: ToolCall, permission: Permission
+    ) -> bool:
         """Ask the policy (the decision was not Allow); on a denial or a cancel, set the result too.
 
         For an Ask, the context's `asking` hook hears of the wait and of the approval (the ledger's
         AWAITING_APPROVAL, then DISPATCHED: a restart asks again only a call that never started).
         """
+        ask = permission.decision is Decision.ASK
         hook = ctx._asking if ask else None  # pyright: ignore[reportPrivateUsage]
         if hook is not None:
             await hook(call, False)
@@ -295,17 +298,27 @@ class Pipeline:
         waiting = None if trace is None or not ask else trace.consent(ctx)
         if waiting is not None:
             on_ask = waiting.asker(on_ask)
+        policy = self.policy
         try:
-            # Waiting for a person: the caller's cancellation must be able to end the wait.
-            ctx.permission = await self.policy.check(
-                call,
-                tool,
-                ctx.thread_id,
-                on_ask=on_ask,
-                consent=self.consent,
-                client=self.client_consent,
-                cancellation=ctx.cancellation,
-            )
+            if not ask:  # a Deny: nothing to wait for
+                ctx.permission = await policy.check(call, tool, ctx.thread_id)
+            else:  # `policy.check`'s steps, with the wait for a person in this frame (a parked run's memory)
+                client = self.client_consent
+                handler = self.consent or policy.consent or client
+                request = await policy._question(call, tool, ctx.thread_id, permission, handler, client)  # pyright: ignore[reportPrivateUsage]
+                if isinstance(request, Permission):
+                    ctx.permission = request
+                else:
+                    assert handler is not None  # (a question has someone to answer it)
+                    if on_ask is not None:
+                        on_ask(request)
+                    outcome, failure, cancellation = None, None, ctx.cancellation
+                    try:  # the caller's cancellation ends the wait
+                        outcome = await policy._consenting(handler, request, cancellation)  # pyright: ignore[reportPrivateUsage]
+                    except Exception as exc:
+                        failure = exc
+                    answered = policy._answered(request, permission, tool, outcome, failure, cancellation)  # pyright: ignore[reportPrivateUsage]
+                    ctx.permission = await answered
         except CallCanceled:
             ctx.permission = None
         except Exception as exc:  # a failing policy or approval store must not let the call through

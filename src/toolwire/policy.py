@@ -365,6 +365,38 @@ class PermissionPolicy:
         client: ConsentHandler | None,
         cancellation: Cancellation | None,
     ) -> Permission:
+        request = await self._question(call, tool, thread_id, ask, consent, client)
+        if isinstance(request, Permission):
+            return request
+        assert consent is not None  # (a question has someone to answer it)
+        if on_ask is not None:
+            on_ask(request)
+        outcome, failure = None, None
+        try:
+            outcome = await self._consenting(consent, request, cancellation)
+        except Exception as exc:
+            failure = exc
+        return await self._answered(request, ask, tool, outcome, failure, cancellation)
+
+    # Resolving an Ask is three steps, so that the one that waits for a person needs no coroutine
+    # of its own (the pipeline awaits it in a frame it has anyway: a parked run's memory, bench
+    # TW-8): `_question` settles it from what the thread remembers or says what to ask, the wait
+    # (`_consenting`), and `_answered` reads and remembers the answer.
+
+    async def _question(
+        self,
+        call: ToolCall,
+        tool: ToolInfo,
+        thread_id: str | None,
+        ask: Permission,
+        consent: ConsentHandler | None,
+        client: ConsentHandler | None,
+    ) -> Permission | ConsentRequest:
+        """The question to put to `consent`, or the Permission that settles the Ask without one.
+
+        A denial of the same arguments, a grant or an approval the thread remembers settles it,
+        and so does the lack of a handler (a Deny).
+        """
         store, name = self.store, tool.name
         digest = arguments_hash(call.arguments)
         if (earlier := await store.find_denial(thread_id, name, digest)) is not None:
@@ -386,20 +418,30 @@ class PermissionPolicy:
             )
             _record("denied", call, tool, thread_id, permission)
             return permission
-        request = ConsentRequest(
+        return ConsentRequest(
             call, name, tool.mode, ask.reason, thread_id, tool.description, ask.allow_always, client=client
         )
-        if on_ask is not None:
-            on_ask(request)
-        outcome, failure = None, None
-        try:
-            outcome = await self._consenting(consent, request, cancellation)
-        except Exception as exc:
-            failure = exc
+
+    async def _answered(
+        self,
+        request: ConsentRequest,
+        ask: Permission,
+        tool: ToolInfo,
+        outcome: object,
+        failure: Exception | None,
+        cancellation: Cancellation | None,
+    ) -> Permission:
+        """The Allow or Deny the answer to `request` makes (see `_consent_answer`), remembered as `ask` says.
+
+        Raises:
+            CallCanceled: `cancellation` fired while waiting for the answer.
+        """
+        store = self.store
         answer = self._consent_answer(outcome, failure, request, cancellation)
+        call, thread_id, name = request.call, request.thread_id, request.tool
         if not answer.allow:
             reason = answer.reason or "the user refused"
-            await store.remember_denial(thread_id, name, digest, reason)
+            await store.remember_denial(thread_id, name, arguments_hash(call.arguments), reason)
             permission = Permission(Decision.DENY, reason, "consent")
         elif answer.arguments is not None:
             reason = "the user approved once, with edited arguments"
@@ -411,9 +453,6 @@ class PermissionPolicy:
             permission = Permission(Decision.ALLOW, f"the user approved {scope}", "consent")
         _record("consent", call, tool, thread_id, permission)
         return permission
-
-    # Asking is two halves around one `await`, so that no coroutine of its own waits with a parked
-    # run (bench TW-8): `_consenting` starts the wait, `_consent_answer` reads its outcome.
 
     def _consenting(
         self, consent: ConsentHandler, request: ConsentRequest, cancellation: Cancellation | None
