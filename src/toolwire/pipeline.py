@@ -317,8 +317,8 @@ class Pipeline:
                         outcome = await policy._consenting(handler, request, cancellation)  # pyright: ignore[reportPrivateUsage]
                     except Exception as exc:
                         failure = exc
-                    answered = policy._answered(request, permission, tool, outcome, failure, cancellation)  # pyright: ignore[reportPrivateUsage]
-                    ctx.permission = await answered
+                    answer = policy._consent_answer(outcome, failure, request, cancellation)  # pyright: ignore[reportPrivateUsage]
+                    ctx.permission = await policy._answered(request, permission, tool, answer)  # pyright: ignore[reportPrivateUsage]
         except CallCanceled:
             ctx.permission = None
         except Exception as exc:  # a failing policy or approval store must not let the call through

@@ -369,19 +369,13 @@ class PermissionPolicy:
         if isinstance(request, Permission):
             return request
         assert consent is not None  # (a question has someone to answer it)
-        if on_ask is not None:
-            on_ask(request)
-        outcome, failure = None, None
-        try:
-            outcome = await self._consenting(consent, request, cancellation)
-        except Exception as exc:
-            failure = exc
-        return await self._answered(request, ask, tool, outcome, failure, cancellation)
+        answer = await self._put(consent, request, on_ask, cancellation)
+        return await self._answered(request, ask, tool, answer)
 
     # Resolving an Ask is three steps, so that the one that waits for a person needs no coroutine
     # of its own (the pipeline awaits it in a frame it has anyway: a parked run's memory, bench
     # TW-8): `_question` settles it from what the thread remembers or says what to ask, the wait
-    # (`_consenting`), and `_answered` reads and remembers the answer.
+    # (`_consenting`, whose outcome `_consent_answer` reads), and `_answered` remembers the answer.
 
     async def _question(
         self,
@@ -422,22 +416,32 @@ class PermissionPolicy:
             call, name, tool.mode, ask.reason, thread_id, tool.description, ask.allow_always, client=client
         )
 
-    async def _answered(
+    async def _put(
         self,
+        handler: ConsentHandler,
         request: ConsentRequest,
-        ask: Permission,
-        tool: ToolInfo,
-        outcome: object,
-        failure: Exception | None,
+        on_ask: Callable[[ConsentRequest], None] | None,
         cancellation: Cancellation | None,
-    ) -> Permission:
-        """The Allow or Deny the answer to `request` makes (see `_consent_answer`), remembered as `ask` says.
+    ) -> ConsentAnswer:
+        """Put `request` to `handler` and wait (`_consenting`); the answer (`_consent_answer`).
 
         Raises:
             CallCanceled: `cancellation` fired while waiting for the answer.
         """
+        if on_ask is not None:
+            on_ask(request)
+        outcome, failure = None, None
+        try:
+            outcome = await self._consenting(handler, request, cancellation)
+        except Exception as exc:
+            failure = exc
+        return self._consent_answer(outcome, failure, request, cancellation)
+
+    async def _answered(
+        self, request: ConsentRequest, ask: Permission, tool: ToolInfo, answer: ConsentAnswer
+    ) -> Permission:
+        """The Allow or Deny `answer` makes of the Ask `ask` for `request`, remembered as `ask` says."""
         store = self.store
-        answer = self._consent_answer(outcome, failure, request, cancellation)
         call, thread_id, name = request.call, request.thread_id, request.tool
         if not answer.allow:
             reason = answer.reason or "the user refused"
@@ -513,14 +517,7 @@ class PermissionPolicy:
         if handler is None:
             answer = ConsentAnswer(False, "no one is available to answer")
         else:
-            if on_ask is not None:
-                on_ask(request)
-            outcome, failure = None, None
-            try:
-                outcome = await self._consenting(handler, request, cancellation)
-            except Exception as exc:
-                failure = exc
-            answer = self._consent_answer(outcome, failure, request, cancellation)
+            answer = await self._put(handler, request, on_ask, cancellation)
         fields: dict[str, Any] = {
             "event": "question",
             "tool": request.tool,
