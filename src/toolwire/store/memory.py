@@ -210,9 +210,8 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
         """Record each call's result and append one `ToolResultMessage` per call (with the result that won)."""
         messages: list[ToolResultMessage] = []
         for call, result in zip(calls, results, strict=True):
-            if not self._complete(thread_id, call.id, result):
-                entry = await self.get_call(thread_id, call.id)
-                result = entry.result if entry is not None and entry.result is not None else result
+            if not self._complete(thread_id, call.id, result):  # (e.g. recorded the moment it was decided)
+                result = self._winner(thread_id, call.id) or result
             messages.append(ToolResultMessage(call.name, result))
         self._append(thread_id, messages)
         return messages
@@ -290,6 +289,13 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
         else:
             self.retention.use(thread_id)
             self._client_states[thread_id] = json.dumps(state, separators=(",", ":"))
+
+    def _winner(self, thread_id: str, call_id: str) -> ToolResult | None:
+        """The result the ledger holds for a call (`get_call(...).result`, without building the entry)."""
+        if (result := self._result(thread_id, call_id)) is not None:
+            return result
+        entry = self._ledger.get(thread_id, {}).get(call_id)
+        return None if entry is None else entry.result
 
     def _result(self, thread_id: str, call_id: str) -> ToolResult | None:
         results = self._results.get(thread_id)
