@@ -12,7 +12,7 @@ cost) times child interpreters.
 Every gate is a ratio to `floor-validated` (bench/loop_common.py) measured in the same round, or an
 absolute limit where BENCHMARKS.md sets one (TW-3, TW-5, TW-6's 60 ms). A gate passes on its median
 (BENCHMARKS.md, "Revisions"); p25-p75 is reported, never the reason for a pass. TW-10 gates what a
-program pays on first use (`from toolwire import Agent, Toolbox, tool` plus one `@tool`) against
+program pays on first use (`from toolwire import Agent, Toolbox, tool` plus one `@tool` and its schema) against
 `from pydantic import TypeAdapter` plus one `TypeAdapter(...)` build, in the same rounds.
 
     .venv/bin/python bench/loop_bench.py [--rounds N] [--scale X] [--concurrent N] [--tw8-runs N]
@@ -1077,7 +1077,7 @@ def derive(
         add_figure("pydantic10_rss_mib", "TW-10 RSS MiB added by `import pydantic`", "MiB", over("pydantic", "rss_mib"))
         if "toolwire-first-use" in s and "floor-first-use" in s:
             first, floor = over("toolwire-first-use", "cpu_ms"), over("floor-first-use", "cpu_ms")
-            what = "`from toolwire import Agent, Toolbox, tool` + one `@tool`"
+            what = "`from toolwire import Agent, Toolbox, tool` + one `@tool` and its schema"
             add_figure("tw10_first_use_ms", f"TW-10 first use, {what}: CPU ms over bare", "ms", first)
             add_figure(
                 "floor10_first_use_ms",
@@ -1151,7 +1151,7 @@ GATES: Final = (
     ("TW-9", "concurrent ÷ sequential µs per call ≤ 1.3", "tw9_ratio", 1.3),
     (
         "TW-10",
-        "first use (Agent, Toolbox, tool + one @tool) ≤ 1.5× TypeAdapter import + build (CPU)",
+        "first use (Agent, Toolbox, tool + one @tool and its schema) ≤ 1.5× TypeAdapter import + build (CPU)",
         "tw10_first_use_ratio",
         1.5,
     ),
@@ -1356,7 +1356,7 @@ SUMMARY: Final = (
     ("TW-9", "diagnostic: the same with GC disabled (÷ sequential)", "tw9_ratio_nogc", "", "", "(report)"),
     (
         "TW-10",
-        "first use, `from toolwire import Agent, Toolbox, tool` + one `@tool`: CPU ms (÷ floor: "
+        "first use, `from toolwire import Agent, Toolbox, tool` + one `@tool` and its schema: CPU ms (÷ floor: "
         "`from pydantic import TypeAdapter` + one build)",
         "tw10_first_use_ms",
         "floor10_first_use_ms",

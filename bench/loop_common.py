@@ -82,9 +82,11 @@ FLOOR_FIRST_USE: Final = (
 )
 """TW-10's floor (BENCHMARKS.md, revisions): `from pydantic import TypeAdapter` plus one `TypeAdapter(...)` build."""
 TOOLWIRE_FIRST_USE: Final = (
-    "from toolwire import Agent, Toolbox, tool\n@tool\nasync def add(a: int, b: int) -> int: ..."
+    "from toolwire import Agent, Toolbox, tool\n@tool\nasync def add(a: int, b: int) -> int: ...\nadd.parameters_schema"
 )
-"""TW-10 as a program pays it: toolwire's names plus one `@tool` (what the gate measures)."""
+"""TW-10 as a program pays it: toolwire's names plus one `@tool` (what the gate measures), with the
+schema a first run needs: `@tool` builds the TypeAdapter and the JSON Schema when first needed,
+so without it the first model request would pay what the floor's `TypeAdapter(...)` pays here."""
 ADAPTER: Final = TypeAdapter(AddArguments)
 Kind = Literal["async", "thread", "inline"]
 Group = Literal["asyncio", "anyio"]
