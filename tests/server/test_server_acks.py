@@ -13,7 +13,7 @@ import anyio
 import pytest
 from server_support import Peer, peer, served_in_process
 
-import toolwire.server.app as app
+import toolwire.server.frames as frames
 from toolwire import Agent
 from toolwire.protocol import ControlStop
 from toolwire.store.sqlite import SqliteStore
@@ -51,7 +51,7 @@ def acknowledged(client: Peer) -> Callable[[], bool]:
 
 
 async def test_a_stanza_is_acknowledged_after_the_delay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(app, "ACK_DELAY", 0.2)
+    monkeypatch.setattr(frames, "ACK_DELAY", 0.2)
     async with in_process_server(tmp_path) as url, peer(url) as client:
         await client.send(ControlStop())
         assert not acknowledged(client)()
@@ -59,8 +59,8 @@ async def test_a_stanza_is_acknowledged_after_the_delay(tmp_path: Path, monkeypa
 
 
 async def test_ack_soon_stanzas_are_acknowledged_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(app, "ACK_DELAY", 60.0)
+    monkeypatch.setattr(frames, "ACK_DELAY", 60.0)
     async with in_process_server(tmp_path) as url, peer(url) as client:
-        for _ in range(app.ACK_SOON):
+        for _ in range(frames.ACK_SOON):
             await client.send(ControlStop())
         assert await pump_until(client, acknowledged(client)) < 30

@@ -31,16 +31,14 @@ from pathlib import Path
 from typing import cast
 
 import anyio
-import anyio.lowlevel
-from anyio.abc import TaskGroup
 from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket
 
-from ..errors import Fenced, RegistrationError, StoreUnavailable, UsageError
+from ..errors import Fenced, StoreUnavailable, UsageError
 from ..loop import Agent
 from ..protocol import (
     DEFAULT_LIMITS,
@@ -48,24 +46,16 @@ from ..protocol import (
     WHOLE_ANSWERS,
     Configuration,
     Connection,
-    ConsentAnswerBody,
-    ControlStop,
-    Envelope,
     ErrorCode,
-    ErrorMessage,
     Limits,
-    RegisterTools,
-    RegisterToolsResult,
     Sequencing,
-    ToolUseResult,
-    UserMessageBody,
-    encode,
 )
 from ..store import CallState, LeaseStore, Store
 from .admission import DEFAULT_RUN_QUEUE, MAX_RUNS, Admission
 from .auth import TokenAuth, redact
 from .conversations_http import ConversationBusy, conversation_routes
-from .refusals import DEFAULT_REFUSAL_LIMIT, ConnectionRefusals, RefusalLimit, Refusals
+from .frames import Acknowledger, close, close_when_kicked, receive_bytes, serve_frames
+from .refusals import DEFAULT_REFUSAL_LIMIT, RefusalLimit, Refusals
 from .replica import LeaseSettings, Replica
 from .server_conversation import ServerConversation, run_ended_of
 
@@ -78,15 +68,10 @@ STATIC = Path(__file__).resolve().parent / "static"
 HANDSHAKE_TIMEOUT = 10.0
 """Seconds a connection may take to send its Configuration."""
 FEATURES = ("clientTools", "consent", "runStatus", "resume", WHOLE_ANSWERS, RUN_QUEUE)
-ACK_DELAY = 0.2
-"""Seconds the server waits before acknowledging a client's stanzas (sooner once `ACK_SOON` wait)."""
 MAX_CONVERSATIONS = 1_000
 """Conversations one principal may own, by default (`create_app(max_conversations=...)`)."""
 DELETE_GRACE = 10.0
 """Seconds a forced deletion waits for the canceled run to end."""
-ACK_SOON = 16
-"""Client stanzas waiting for an Acknowledgement that make the server write one at once (half
-`Connection.ack_every`, so that `receive()` never has to, ahead of the frame it reads)."""
 
 
 def create_app(
@@ -380,14 +365,14 @@ class ToolwireServer:
             return
         await websocket.accept()
         if self.stopping:
-            await _close(websocket, 1012)  # service restart: come back to the next process
+            await close(websocket, 1012)  # service restart: come back to the next process
             return
         connection = Connection("server", limits=self.limits)
         try:
             conversation = await self._handshake(websocket, connection, principal)
         except StoreUnavailable as exc:
             _log.warning("refused a connection: the store failed (%s)", exc)
-            await _close(websocket, 1013)  # try again later
+            await close(websocket, 1013)  # try again later
             return
         if conversation is None:
             return
@@ -397,8 +382,8 @@ class ToolwireServer:
 
         async with anyio.create_task_group() as runs:  # runs outlive the socket; wait for them
             kicked = anyio.CancelScope()
-            runs.start_soon(_close_when_kicked, websocket, conversation, kicked)
-            acks = _Acknowledger(conversation, runs)
+            runs.start_soon(close_when_kicked, websocket, conversation, kicked)
+            acks = Acknowledger(conversation, runs)
             refusals = self.refusals.connection(principal, conversation.thread_id)
             try:
                 await conversation.attach(connection, write)
@@ -410,7 +395,7 @@ class ToolwireServer:
                         0 if state is None else state.last_seen,
                     )
                     conversation.start(runs, None)
-                await self._serve(websocket, connection, conversation, runs, acks, refusals)
+                await serve_frames(self, websocket, connection, conversation, runs, acks, refusals)
             except Fenced:
                 pass  # another replica owns the conversation now: the socket closes, the client goes there
             except StoreUnavailable as exc:  # as after a crash: the run resumes from the store once it answers
@@ -449,21 +434,21 @@ class ToolwireServer:
         """Read the client's Configuration and bind its conversation; None when refused."""
         data = None
         with anyio.move_on_after(HANDSHAKE_TIMEOUT):
-            data = await _receive_bytes(websocket)
+            data = await receive_bytes(websocket)
         if data is None:  # gone, or silent for too long
-            await _close(websocket, 1008)
+            await close(websocket, 1008)
             return None
         received = connection.receive(data)
         for reply in received.replies:
             await websocket.send_bytes(reply)
         hello = next((e.message for e in received.messages if isinstance(e.message, Configuration)), None)
         if received.close or hello is None:
-            await _close(websocket, 1002)
+            await close(websocket, 1002)
             return None
         if not self.refusals.admits(principal):  # its refusals used up its allowance: before anything is loaded
             message = f"too many refused frames ({self.refusals.limit.describe()}): try again later"
             await websocket.send_bytes(connection.refuse(ErrorCode.TOO_MANY_REFUSALS, message))
-            await _close(websocket, 1008)
+            await close(websocket, 1008)
             return None
         requested = hello.conversation_id
         waited = None if self.replica is None else anyio.current_time() + self.replica.settings.wait
@@ -473,13 +458,13 @@ class ToolwireServer:
                     refusal = await self._check_owner(requested, principal)
                     if refusal is not None:
                         await websocket.send_bytes(connection.refuse(*refusal))
-                        await _close(websocket, 1008)
+                        await close(websocket, 1008)
                         return None
                     conversation = await self._conversation(requested, principal)
                 else:
                     if (refusal := await self._check_room(principal)) is not None:
                         await websocket.send_bytes(connection.refuse(*refusal))
-                        await _close(websocket, 1008)
+                        await close(websocket, 1008)
                         return None
                     thread_id = "conv_" + secrets.token_hex(16)
                     await self.agent.store.create_thread(thread_id, principal=principal)
@@ -502,7 +487,7 @@ class ToolwireServer:
             assert self.replica is not None and waited is not None
             if anyio.current_time() >= waited or self.stopping:
                 _log.warning("conversation %s: another replica did not hand it over in time", requested)
-                await _close(websocket, 1013)  # try again later
+                await close(websocket, 1013)  # try again later
                 return None
             await self.replica.wait_released(requested)
         for frame in frames:
@@ -588,200 +573,3 @@ class ToolwireServer:
         )
         self.conversations[thread_id] = conversation
         return conversation
-
-    async def _serve(
-        self,
-        websocket: WebSocket,
-        connection: Connection,
-        conversation: ServerConversation,
-        runs: TaskGroup,
-        acks: _Acknowledger,
-        refusals: ConnectionRefusals,
-    ) -> None:
-        while (data := await _receive_bytes(websocket)) is not None and not self.stopping:
-            # `receive()` acknowledges by itself once `ack_every` stanzas of earlier frames wait:
-            # each of those was persisted below before the next frame was read. Tool results are
-            # saved before anything can acknowledge them, and handed to the calls waiting for them.
-            received, refused = await conversation.receive(data)
-            for reply in received.replies:
-                await conversation.write_raw(reply)
-            for error in received.errors:  # answered by the replies above
-                refusals.refused(error.code, error.message)
-            for envelope in refused:
-                assert isinstance(envelope.message, ToolUseResult)
-                if envelope.message.problem is not None:
-                    continue  # an unreadable result: its 105 (in `replies`) is its one ErrorMessage
-                message = f"no open request {envelope.message.id!r:.80} in this conversation"
-                await self._error(conversation, envelope, message, refusals, ErrorCode.RESULT_REFUSED)
-            for envelope in received.messages:
-                await self._act(envelope, conversation, runs, refusals)
-            if received.messages or received.errors:  # a stanza was seen: persist it now, acknowledge it late
-                # Let the tasks these messages woke (a run given its client tool result) go first:
-                # if they send, the state they save covers this frame too, and `save()` skips it.
-                await anyio.lowlevel.checkpoint()
-                await conversation.save()  # what was seen is persisted before it is acknowledged
-                # A frame the woken tasks sent may have acknowledged it already (`ackInMeta`).
-                if connection.unacknowledged >= ACK_SOON:
-                    await conversation.acknowledge()  # after what the frame woke: off its critical path
-                elif connection.unacknowledged:
-                    acks.later()
-            # A frame that only acknowledged (or repeated) stanzas is not saved: the outbox it
-            # trimmed is persisted with the next save, which precedes every frame the server writes;
-            # until then a restart would only resend frames the client drops as duplicates.
-            if received.close:
-                await conversation.acknowledge()
-                await _close(websocket, 1002)
-                return
-            if refusals.exceeded:  # what it sent is saved; nothing more is read
-                message = f"too many refused frames ({self.refusals.limit.describe()}): closing the connection"
-                await conversation.write_raw(connection.refuse(ErrorCode.TOO_MANY_REFUSALS, message))
-                await _close(websocket, 1008)
-                return
-
-    async def _act(
-        self, envelope: Envelope, conversation: ServerConversation, runs: TaskGroup, refusals: ConnectionRefusals
-    ) -> None:
-        match envelope.message:
-            case UserMessageBody(id=message_id, content=content):
-                if not conversation.busy and self.admission.full:  # refused before its prompt is stored
-                    await self._error(conversation, envelope, self._busy(), refusals, ErrorCode.SERVER_BUSY)
-                elif not conversation.start(runs, content, message_id):
-                    message = "a run is in progress: wait for it, or send ControlStop"
-                    await self._error(conversation, envelope, message, refusals)
-            case RegisterTools() as registration:
-                # In the background: it waits for the thread's run to end, and reading must go on.
-                if conversation.registering:
-                    message = "a registration is in progress: wait for its result"
-                    await self._error(conversation, envelope, message, refusals)
-                else:
-                    conversation.registering = True
-                    runs.start_soon(self._register, conversation, registration)
-            case ToolUseResult():
-                pass  # taken (or refused) by `conversation.receive`
-            case ConsentAnswerBody() as answer:
-                if not conversation.consent_answered(answer):
-                    await self._error(conversation, envelope, f"no open consent request {answer.id!r:.80}", refusals)
-            case ControlStop():
-                conversation.stop()
-            case ErrorMessage(code=code, message=message):
-                _log.info(
-                    "conversation %s: the client reported error %s: %.200s", conversation.thread_id, code, message
-                )
-            case other:
-                await self._error(conversation, envelope, f"a client does not send {type(other).__name__}", refusals)
-
-    def _busy(self) -> str:
-        admission = self.admission  # (logged with the principal's other refusals, not one line each)
-        return (
-            f"server busy: {admission.running} runs in progress and {admission.waiting} waiting,"
-            " the most it allows: send the message again later"
-        )
-
-    async def _register(self, conversation: ServerConversation, registration: RegisterTools) -> None:
-        groups, expanded = list(registration.groups), registration.expanded_containers
-        try:
-            try:
-                await conversation.register(groups, expanded, registration.reset_client_state)
-            except RegistrationError as exc:
-                conversation.registering = False
-                answer = RegisterToolsResult(ok=False, error=exc.problem, group=exc.group, tool=exc.tool)
-            else:
-                conversation.registering = False
-                answer = RegisterToolsResult(ok=True)
-            await conversation.send(answer)
-        except Fenced:
-            conversation.fence_out()  # (the client registers again with the next owner)
-        except StoreUnavailable as exc:
-            conversation.fence_out(failed=exc)
-
-    async def _error(
-        self,
-        conversation: ServerConversation,
-        envelope: Envelope,
-        message: str,
-        refusals: ConnectionRefusals,
-        code: int = ErrorCode.INVALID_MESSAGE,
-    ) -> None:
-        """Refuse a client's message: a recoverable ErrorMessage, counted against its principal.
-
-        Like the protocol's own refusals, it is about one frame of this connection: not numbered,
-        so it is not kept, persisted or replayed (a flood of refusals grows no outbox).
-        """
-        refusals.refused(code, message)
-        error = ErrorMessage(
-            id="err_" + secrets.token_hex(8),
-            code=code,
-            message=message,
-            severity=1,
-            recoverable=True,
-            originating_id=envelope.stanza_id,
-        )
-        await conversation.write_raw(encode(Envelope(0, conversation.thread_id, error)))
-
-
-class _Acknowledger:
-    """Acknowledges a connection's stanzas late: `ACK_DELAY` after the first unacknowledged one.
-
-    An Acknowledgement is one more frame each way (a `send` and a `recv`, the dearest part of a
-    round trip); deferred, one covers every stanza of a busy stretch, and `_serve` writes one at
-    once when `ACK_SOON` stanzas wait, which bounds the client's outbox. Acknowledging late never
-    loses anything: the client keeps what is not acknowledged, and a resume replays only what
-    the server has not seen (its persisted `lastSequenceSeen`). The timer is a task of `group`
-    that lives only while an Acknowledgement is due: an idle connection holds none.
-    (`toolwire.client.link.AckTimer` is the client's.)
-    """
-
-    def __init__(self, conversation: ServerConversation, group: TaskGroup) -> None:
-        self._conversation = conversation
-        self._group = group
-        self._timer: anyio.CancelScope | None = None
-        self._stopped = False
-
-    def later(self) -> None:
-        """A stanza was persisted: acknowledge it (with whatever follows) within `ACK_DELAY`."""
-        if self._timer is None and not self._stopped:
-            self._timer = anyio.CancelScope()
-            self._group.start_soon(self._acknowledge_after_delay, self._timer)
-
-    def stop(self) -> None:
-        """The connection is gone: acknowledge nothing more."""
-        self._stopped = True
-        if self._timer is not None:
-            self._timer.cancel()
-
-    async def _acknowledge_after_delay(self, timer: anyio.CancelScope) -> None:
-        with timer:
-            await anyio.sleep(ACK_DELAY)
-            self._timer = None  # what arrives from now on starts the next delay
-            await self._conversation.acknowledge()
-
-
-async def _close_when_kicked(websocket: WebSocket, conversation: ServerConversation, scope: anyio.CancelScope) -> None:
-    """Close the socket once the conversation is kicked (1012: come back, to its new owner; 1008: deleted)."""
-    with scope:
-        await conversation.kicked.wait()
-        await _close(websocket, conversation.close_code)
-
-
-async def _close(websocket: WebSocket, code: int) -> None:
-    try:
-        await websocket.close(code=code)
-    except (RuntimeError, OSError, WebSocketDisconnect):  # already closed by the peer
-        pass
-
-
-async def _receive_bytes(websocket: WebSocket) -> bytes | None:
-    """The next binary frame; None once the peer disconnected.
-
-    A text frame is passed on as bytes, so the protocol answers it like any other bad frame.
-    """
-    try:
-        message = await websocket.receive()
-    except WebSocketDisconnect:
-        return None
-    if message["type"] == "websocket.disconnect":
-        return None
-    data = message.get("bytes")
-    if data is None:
-        return str(message.get("text", "")).encode()
-    return data
