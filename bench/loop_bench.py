@@ -48,7 +48,7 @@ from anyio import create_task_group
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
-from toolwire import Agent, Cancellation, InvocationContext, PermissionPolicy, Tool, Toolbox, ToolCall, ToolMode, tool
+from toolwire import Agent, InvocationContext, PermissionPolicy, Tool, Toolbox, ToolCall, ToolMode, tool
 from toolwire.loop import RunEvent
 from toolwire.models import ModelRequest, ModelResponse
 from toolwire.pipeline import Next
@@ -278,13 +278,13 @@ class Bench:
             u("tw-stream/t20", "plain agent through `agent.stream()`", "t20", self.tw5("plain-stream", "t20")),
             u(
                 "tw5-hook/t0",
-                "filters + policy + an emit hook (private `_run`, diagnostic), 0 turns",
+                "filters + policy + `run(on_event=...)` (the spec's event hooks), 0 turns",
                 "t0",
                 self.tw5("hook", "t0"),
             ),
             u(
                 "tw5-hook/t20",
-                "filters + policy + an emit hook (private `_run`, diagnostic)",
+                "filters + policy + `run(on_event=...)` (the spec's event hooks)",
                 "t20",
                 self.tw5("hook", "t20"),
             ),
@@ -411,7 +411,7 @@ class Bench:
                 if how == "run":
                     await bot.run(PROMPT)
                 elif how == "hook":
-                    await bot._run(PROMPT, None, Cancellation(), events.append)
+                    await bot.run(PROMPT, on_event=events.append)
                     events.clear()
                 else:
                     async for _event in bot.stream(PROMPT):
@@ -962,7 +962,7 @@ def derive(
         )
         add_figure(
             "tw5_hook_added_us",
-            "TW-5 part: filters + policy + a plain emit hook",
+            "TW-5 part: filters + policy + an `on_event` hook (list.append)",
             "µs",
             per(lambda r: hook(r) - tw1(r)),
         )
