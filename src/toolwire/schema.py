@@ -9,8 +9,9 @@ the adapter when a call is first validated. A type pydantic cannot validate or d
 there, with the same `UsageError` naming the tool. On the call path only the adapter runs:
 arguments are never validated against the JSON Schema itself.
 
-pydantic's `TypeAdapter` and JSON Schema machinery load when the first tool is defined, not when
-toolwire is imported: they cost about as much as the rest of toolwire's import.
+pydantic's `TypeAdapter` and JSON Schema machinery load when the first schema or validator is
+built, not when toolwire is imported nor a tool defined: they cost about as much as the rest of
+toolwire's import.
 """
 
 from __future__ import annotations

@@ -36,15 +36,15 @@ class _Queue:
         """The consumer left: events are dropped (the run still finishes and is stored)."""
 
     def put(self, event: RunEvent) -> None:
-        if self.left:
-            return
-        self.events.append(event)
-        if (wake := self.wake) is not None:
-            self.wake = None
-            wake.set()
+        if not self.left:
+            self.events.append(event)
+            self._wake()
 
     def end(self) -> None:
         self.done = True
+        self._wake()
+
+    def _wake(self) -> None:
         if (wake := self.wake) is not None:
             self.wake = None
             wake.set()

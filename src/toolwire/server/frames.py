@@ -141,7 +141,7 @@ async def _act(
 
 
 def _busy(admission: Admission) -> str:
-    # (logged with the principal's other refusals, not one line each)
+    """ErrorMessage 503's text (logged with the principal's other refusals, not a line each)."""
     return (
         f"server busy: {admission.running} runs in progress and {admission.waiting} waiting,"
         " the most it allows: send the message again later"
