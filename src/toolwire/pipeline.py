@@ -264,7 +264,8 @@ class Pipeline:
             ctx.permission = _APPROVED
         elif not await self._permit(ctx, tool, call, permission):
             return
-        ctx.announce()
+        if ctx.observer is not None:
+            ctx.announce()
         try:
             await self._chain(ctx)
         except Exception as exc:
@@ -419,16 +420,18 @@ class Pipeline:
             settle = pipeline._traced
             for ctx in contexts:
                 ctx._trace = trace  # pyright: ignore[reportPrivateUsage]
+        tools = [pipeline.toolbox.get(call.name) for call in calls]
+        exclusive = [tool is not None and tool.mode in _EXCLUSIVE for tool in tools]
         start = 0
         while start < count:
             end = start + 1
-            if not pipeline._exclusive(calls[start]):
-                while end < count and not pipeline._exclusive(calls[end]):
+            if not exclusive[start]:
+                while end < count and not exclusive[end]:
                     end += 1
             if end - start == 1:
                 await settle(contexts[start], record)  # one call: no task, no limiter
             else:
-                await pipeline._together(contexts[start:end], record, settle)
+                await pipeline._together(contexts[start:end], tools[start:end], record, settle)
             start = end
         return Batch(contexts)
 
@@ -441,6 +444,7 @@ class Pipeline:
     async def _together(
         self,
         contexts: list[InvocationContext],
+        tools: list[Tool[..., Any] | None],
         record: Record | None,
         settle: Callable[[InvocationContext, Record | None], Coroutine[Any, Any, None]],
     ) -> None:
@@ -461,7 +465,7 @@ class Pipeline:
                 for ctx in contexts:
                     group.start_soon(limited, ctx)
             return
-        gather = self._gather(contexts)
+        gather = self._gather(contexts, tools)
         if gather is None:
             await together(settle, contexts, record)
             return
@@ -471,14 +475,15 @@ class Pipeline:
         finally:
             gather.close()  # the calls gathered before a cancellation, if any, are not left waiting
 
-    def _gather(self, contexts: list[InvocationContext]) -> Gather | None:
+    @staticmethod
+    def _gather(contexts: list[InvocationContext], tools: list[Tool[..., Any] | None]) -> Gather | None:
         """A `Gather` for the calls of a batch when two or more run in worker threads (on asyncio), else None.
 
-        Their threads' work then starts as one job (`toolwire._workers`): one hop for the batch.
+        `tools`: the calls' tools (None: unknown). Their threads' work then starts as one job
+        (`toolwire._workers`): one hop for the batch.
         """
         count = 0
-        for ctx in contexts:
-            tool = self.toolbox.get(ctx.tool_call.name)
+        for tool in tools:
             if tool is not None and not tool.is_async and not tool.inline:
                 count += 1
         if count < 2 or (loop := asyncio_loop()) is None:
@@ -499,10 +504,6 @@ class Pipeline:
         if self.expose_errors:
             return f"{type(exc).__name__}: {exc}"
         return f"{type(exc).__name__} (error id {error_id})"
-
-    def _exclusive(self, call: ToolCall) -> bool:
-        tool = self.toolbox.get(call.name)
-        return tool is not None and tool.mode in _EXCLUSIVE
 
     def _validate(self, tool: Tool[..., Any], call: ToolCall) -> dict[str, Any]:
         if self.max_argument_bytes and len(to_json(call.arguments)) > self.max_argument_bytes:

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from anyio import CancelScope
 
 from ._fast import guarded
 from .client_tools.channel import ClientHub
-from .envelopes import ResultType, ToolCall, ToolResult, is_terminal_result
+from .envelopes import ResultType, ToolCall, ToolResult
 from .errors import ProviderError
 from .events import EndReason, ModelRequestStarted, RunEvent, RunFinished, RunResult
 from .guard import INTERRUPTED
@@ -155,7 +155,7 @@ class RunLoop:
                 break
             runnable = calls[: max(0, self.max_tool_calls - calls_used)]
             calls_used += len(runnable)
-            results = await self._run_batch(
+            results, terminate = await self._run_batch(
                 thread_id, request_index, response.text, calls, runnable, history, cancellation, emit, surface, trace
             )
             if cancellation.cancelled:
@@ -164,7 +164,7 @@ class RunLoop:
             if (terminal := _first_terminal(results)) is not None:
                 output, reason = terminal.message or "", "terminal_result"
                 break
-            if results.terminate:
+            if terminate:
                 reason = "terminate"
                 break
             if len(runnable) < len(calls):
@@ -365,7 +365,8 @@ class RunLoop:
         emit: Callable[[RunEvent], None] | None,
         surface: ToolSurface,
         trace: RunTrace | None,
-    ) -> _Results:
+    ) -> tuple[list[ToolResult], bool]:
+        """Run one batch to its results (those that stand, in the calls' order) and whether a filter ends the run."""
         assistant = AssistantMessage(text, calls)
         history.append(assistant)
         entries = surface.entries(thread_id, request_index, calls)
@@ -386,16 +387,19 @@ class RunLoop:
             asking=self._asking(thread_id, entries),
             trace=trace,
         )
-        ran = batch.results if answered is None else surface.merge(answered, batch.results)
-        results = _Results(ran, terminate=batch.terminate)
+        results = batch.results if answered is None else surface.merge(answered, batch.results)  # (new lists)
         for call in calls[len(runnable) :]:
             reason = f"Not run: the run reached its limit of {self.max_tool_calls} tool calls"
             results.append(ToolResult.canceled(call.id, reason, "system"))
-        results[:] = await self._complete(thread_id, calls, results, history, surface, done)
-        return results
+        return await self._complete(thread_id, calls, results, history, surface, done), batch.terminate
 
     def _over_budget(self, calls: Sequence[ToolCall], results: Sequence[ToolResult], failures: dict[str, int]) -> str:
         """Count this batch's failures per tool; return a tool that is past its budget, or ''."""
+        for result in results:  # the usual batch: all succeeded, nothing to count
+            if result.type is not ResultType.SUCCESS:
+                break
+        else:
+            return ""
         for call, result in zip(calls, results, strict=True):
             if not result.success and result.type is not ResultType.CANCELED:
                 failures[call.name] = failures.get(call.name, 0) + 1
@@ -404,19 +408,9 @@ class RunLoop:
         return ""
 
 
-class _Results(list[ToolResult]):
-    """The results of a batch, in the calls' order, and whether a filter asked to end the run."""
-
-    __slots__ = ("terminate",)
-
-    def __init__(self, results: Iterable[ToolResult], *, terminate: bool) -> None:
-        super().__init__(results)
-        self.terminate = terminate
-
-
 def _first_terminal(results: Sequence[ToolResult]) -> ToolResult | None:
-    for result in results:
-        if is_terminal_result(result):
+    for result in results:  # `is_terminal_result`, for results only (once per turn)
+        if result.terminal or (result.type is not ResultType.SUCCESS and not result.needs_followup):
             return result
     return None
 
@@ -458,6 +452,9 @@ class CallIds:
 
 def _fresh_ids(calls: Sequence[ToolCall], seen: set[str]) -> tuple[ToolCall, ...]:
     """Give a new id to any call whose id is empty or already used in the thread."""
+    if len(calls) == 1 and (only := calls[0].id) and only not in seen:  # the usual reply: one call
+        seen.add(only)
+        return tuple(calls)
     ids = {call.id for call in calls}
     if "" not in ids and len(ids) == len(calls) and ids.isdisjoint(seen):
         seen.update(ids)

@@ -209,8 +209,11 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
     ) -> list[ToolResultMessage]:
         """Record each call's result and append one `ToolResultMessage` per call (with the result that won)."""
         messages: list[ToolResultMessage] = []
+        recorded = self._results.get(thread_id) or {}
         for call, result in zip(calls, results, strict=True):
-            if not self._complete(thread_id, call.id, result):  # (e.g. recorded the moment it was decided)
+            if (won := recorded.get(call.id)) is not None:  # recorded the moment it was decided (the usual)
+                result = won
+            elif not self._complete(thread_id, call.id, result):
                 result = self._winner(thread_id, call.id) or result
             messages.append(ToolResultMessage(call.name, result))
         self._append(thread_id, messages)

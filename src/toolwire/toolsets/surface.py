@@ -7,10 +7,11 @@ and nothing more: no merged registry, no hook to await, no call to answer.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..envelopes import ToolCall, ToolResult
 from ..messages import ToolDefinition
+from ..modes import ToolMode
 from ..pipeline import ToolCallFinished, ToolCallStarted
 from ..store import LedgerEntry
 from ..tools import Toolbox
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
     from ..events import RunEvent
 
 __all__ = ["ToolSurface", "ledger_entry"]
+
+_VALUES: Final = {mode: mode.value for mode in ToolMode}
+"""A mode's value without `Enum.value`'s descriptor (a ledger entry per call)."""
 
 
 def ledger_entry(
@@ -35,7 +39,7 @@ def ledger_entry(
         owner: The toolset to ask for the fields of a remote call; None when no toolset has any.
     """
     tool = toolbox.get(call.name)
-    mode = tool.mode.value if tool is not None else "external"
+    mode = _VALUES[tool.mode] if tool is not None else "external"
     remote = owner.remote(call) if owner is not None and tool is not None else None
     if remote is None:
         return LedgerEntry(thread_id=thread_id, call=call, request_index=request_index, mode=mode)
