@@ -25,7 +25,7 @@ from toolwire.guard import INTERRUPTED
 from toolwire.invocation import ToolCallFinished, ToolCallStarted
 from toolwire.messages import AssistantMessage, ToolResultMessage, Usage, UserMessage
 from toolwire.models import ModelRequest, ModelResponse, TextDelta
-from toolwire.store import LedgerEntry
+from toolwire.store import CallState, LedgerEntry
 
 Guarded: TypeAlias = Callable[..., Coroutine[Any, Any, Any]]
 Together: TypeAlias = Callable[
@@ -522,6 +522,23 @@ def test_a_quick_init_instance_stays_frozen() -> None:
     message = UserMessage("hello")
     with pytest.raises(dataclasses.FrozenInstanceError):
         message.content = "changed"  # type: ignore[misc]
+
+
+def test_an_instance_filled_through_the_twin_class_is_of_its_own_class_and_frozen() -> None:
+    entry = LedgerEntry(thread_id="t", call=ToolCall(id="c1", name="add", arguments={}), request_index=0)
+    assert type(entry) is LedgerEntry
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        entry.state = CallState.TERMINAL  # type: ignore[misc]
+
+
+def test_a_subclass_of_another_layout_is_filled_slot_by_slot() -> None:
+    class Noted(LedgerEntry):  # no __slots__: it has a __dict__, so it cannot pass for the twin
+        pass
+
+    call = ToolCall(id="c1", name="add", arguments={})
+    noted = Noted(thread_id="t", call=call, request_index=3, mode="read")
+    assert type(noted) is Noted
+    assert _values(noted) == _values(LedgerEntry(thread_id="t", call=call, request_index=3, mode="read"))
 
 
 def test_quick_init_runs_post_init_as_the_dataclass_init_does() -> None:

@@ -27,7 +27,7 @@ from anyio import CancelScope
 
 from ._fast import guarded
 from .client_tools.channel import ClientHub
-from .envelopes import ResultType, ToolCall, ToolResult
+from .envelopes import SUCCESS, ResultType, ToolCall, ToolResult
 from .errors import ProviderError
 from .events import EndReason, ModelRequestStarted, RunEvent, RunFinished, RunResult
 from .guard import INTERRUPTED
@@ -396,7 +396,7 @@ class RunLoop:
     def _over_budget(self, calls: Sequence[ToolCall], results: Sequence[ToolResult], failures: dict[str, int]) -> str:
         """Count this batch's failures per tool; return a tool that is past its budget, or ''."""
         for result in results:  # the usual batch: all succeeded, nothing to count
-            if result.type is not ResultType.SUCCESS:
+            if result.type is not SUCCESS:
                 break
         else:
             return ""
@@ -410,7 +410,7 @@ class RunLoop:
 
 def _first_terminal(results: Sequence[ToolResult]) -> ToolResult | None:
     for result in results:  # `is_terminal_result`, for results only (once per turn)
-        if result.terminal or (result.type is not ResultType.SUCCESS and not result.needs_followup):
+        if result.terminal or (result.type is not SUCCESS and not result.needs_followup):
             return result
     return None
 

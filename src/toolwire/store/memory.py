@@ -26,6 +26,7 @@ from .retention import DEFAULT_MAX_THREADS, Retention
 __all__ = ["DEFAULT_MAX_THREADS", "MemoryStore"]
 
 _NO_RUN = RunRecord()
+_TERMINAL = CallState.TERMINAL  # (read once per call: a module constant is faster than an enum member)
 _GONE = object()
 
 
@@ -246,7 +247,7 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
     def _complete(self, thread_id: str, call_id: str, result: ToolResult) -> bool:
         calls = self._ledger.get(thread_id)
         entry = None if calls is None else calls.get(call_id)
-        if entry is None or entry.state is CallState.TERMINAL:
+        if entry is None or entry.state is _TERMINAL:
             return False
         results = self._results.get(thread_id)
         if results is None:
