@@ -17,7 +17,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from toolwire import Cancellation, _fast, _workers, guard
+from toolwire import Cancellation, ToolMode, _fast, _workers, envelopes, guard, invocation, pipeline, runs
 from toolwire.envelopes import ResultType, ToolCall, ToolResult
 from toolwire.errors import EnvelopeError
 from toolwire.events import ModelRequestStarted
@@ -25,7 +25,8 @@ from toolwire.guard import INTERRUPTED
 from toolwire.invocation import ToolCallFinished, ToolCallStarted
 from toolwire.messages import AssistantMessage, ToolResultMessage, Usage, UserMessage
 from toolwire.models import ModelRequest, ModelResponse, TextDelta
-from toolwire.store import CallState, LedgerEntry
+from toolwire.store import CallState, LedgerEntry, memory
+from toolwire.toolsets import surface
 
 Guarded: TypeAlias = Callable[..., Coroutine[Any, Any, Any]]
 Together: TypeAlias = Callable[
@@ -555,6 +556,59 @@ def test_quick_init_refuses_a_class_it_cannot_speed_up() -> None:
 
     with pytest.raises(TypeError, match="frozen, slotted"):
         _fast.quick_init(Mutable)
+
+
+# -- maker -------------------------------------------------------------------------------------
+
+_CALL = ToolCall(id="c1", name="add", arguments={"a": 1})
+
+MADE = [  # each maker the hot path uses, with the call of the class it stands for
+    (envelopes.new_success, ("c1", {"a": [1]}), ToolResult, {"call_id": "c1", "data": {"a": [1]}}),
+    (
+        surface._pending,
+        ("t", _CALL, 2, "read"),
+        LedgerEntry,
+        {"thread_id": "t", "call": _CALL, "request_index": 2, "mode": "read"},
+    ),
+    (runs._request, ("s", (), (), "auto", 3), ModelRequest, {"system": "s", "messages": (), "request_index": 3}),
+    (
+        memory._result_message,
+        ("add", ToolResult.ok("c1", 3)),
+        ToolResultMessage,
+        {"tool_name": "add", "result": ToolResult.ok("c1", 3)},
+    ),
+    (
+        invocation._started,
+        (_CALL, ToolMode.READ, None, 1, 0, None),
+        ToolCallStarted,
+        {"call": _CALL, "mode": ToolMode.READ, "decision": None, "request_index": 1, "tool_index": 0},
+    ),
+    (
+        pipeline._finished,
+        (_CALL, ToolResult.ok("c1", 3), 0.5, 1, 0),
+        ToolCallFinished,
+        {"call": _CALL, "result": ToolResult.ok("c1", 3), "duration_ms": 0.5, "request_index": 1, "tool_index": 0},
+    ),
+]
+
+
+@pytest.mark.parametrize(("make", "values", "cls", "fields"), MADE, ids=[m[2].__name__ for m in MADE])
+def test_a_maker_builds_what_the_class_builds(
+    make: Callable[..., Any], values: tuple[Any, ...], cls: type[Any], fields: dict[str, Any]
+) -> None:
+    made = make(*values)
+    assert type(made) is cls
+    assert _values(made) == _values(cls(**fields))
+
+
+def test_a_made_instance_is_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        envelopes.new_success("c1", 3).data = 4  # type: ignore[misc]
+
+
+def test_maker_wants_a_default_for_every_field_it_is_not_given() -> None:
+    with pytest.raises(TypeError, match="call has no default"):
+        _fast.maker(LedgerEntry, "thread_id", "request_index")
 
 
 # -- replacer ----------------------------------------------------------------------------------

@@ -11,6 +11,9 @@ same results:
   (plain stores), then gives it back its class, or (for fewer than four fields) sets the slots
   through their member descriptors, bound once. A 12-field `ToolResult`: ≈ 1.6 µs instead of 2.3,
   a 10-field `LedgerEntry` ≈ 1.5 instead of 1.8 µs on CPython 3.11 (the dataclass's own: more).
+- `maker` stands for calling such a dataclass with a few fields by name, the others left to their
+  defaults, for the instances the hot path builds (a Success `ToolResult` per call: ≈ 0.5 µs
+  instead of 1.6): the instance is built as the twin, without `__init__`.
 - `replacer` stands for `dataclasses.replace` of one field of such a dataclass (`ToolResult`'s
   call id, on every result a tool or a filter returned): it copies the slots the same way and
   skips `__post_init__`, which checks other fields (≈ 4× faster than `replace`).
@@ -52,7 +55,7 @@ if TYPE_CHECKING:
 
     from .cancellation import Cancellation
 
-__all__ = ["deadlines_of", "guarded", "quick_init", "replacer", "resume", "together"]
+__all__ = ["deadlines_of", "guarded", "maker", "quick_init", "replacer", "resume", "together"]
 
 T = TypeVar("T")
 X = TypeVar("X")
@@ -140,6 +143,41 @@ def _twin(cls: type) -> type | None:
     except TypeError:  # pragma: no cover - another layout after all
         return None
     return twin
+
+
+def maker(cls: type[T], *names: str) -> Callable[..., T]:
+    """`make(*values)`: `cls(**dict(zip(names, values)))`, faster, for the instances a hot path builds.
+
+    `cls` is a frozen, slotted dataclass (a direct subclass of `object`) whose other fields have
+    defaults. The instance is built as `quick_init`'s twin, its fields stored, then given its
+    class: no `__init__`, so no keyword parsing and no `__post_init__` (the caller's values
+    must pass it, e.g. a Success `ToolResult`: its check is for the other outcomes).
+    """
+    twin = _twin(cls)
+    if twin is None:
+        raise TypeError(f"{cls.__name__}: maker takes a frozen, slotted dataclass based on object")
+    fields = {field.name: field for field in dataclasses.fields(cls)}  # pyright: ignore[reportArgumentType]
+    if unknown := [name for name in names if name not in fields]:
+        raise TypeError(f"{cls.__name__} has no field {unknown[0]!r}")
+    scope: dict[str, Any] = {"_cls": cls, "_twin": twin, "_new": object.__new__}
+    body = [f"def make({', '.join(names)}):", "    self = _new(_twin)"]
+    for name, field in fields.items():
+        if name in names:
+            value = name
+        elif field.default is not dataclasses.MISSING:
+            scope[f"_default_{name}"] = field.default
+            value = f"_default_{name}"
+        elif field.default_factory is not dataclasses.MISSING:
+            scope[f"_factory_{name}"] = field.default_factory
+            value = f"_factory_{name}()"
+        else:
+            raise TypeError(f"{cls.__name__}.{name} has no default: name it")
+        body.append(f"    self.{name} = {value}")
+    body += ["    self.__class__ = _cls", "    return self"]
+    exec("\n".join(body) + "\n", scope)  # as `quick_init`
+    make = scope["make"]
+    make.__qualname__ = f"maker.<{cls.__qualname__}({', '.join(names)})>"
+    return make
 
 
 def replacer(cls: type[T], name: str) -> Callable[[T, Any], T]:

@@ -28,7 +28,7 @@ from enum import IntEnum
 from types import MappingProxyType
 from typing import Any, Final, Literal, cast
 
-from ._fast import quick_init, replacer
+from ._fast import maker, quick_init, replacer
 from .errors import EnvelopeError
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "arguments_hash",
     "canonical_json",
     "is_terminal_result",
+    "new_success",
     "result_type_for_code",
     "unwrap_value",
     "wrap_value",
@@ -466,6 +467,9 @@ class ToolResult:
             extra=MappingProxyType(extra) if extra else _EMPTY,
         )
 
+
+new_success: Final = maker(ToolResult, "call_id", "data")
+"""`new_success(call_id, data)`: `ToolResult(call_id=call_id, data=data)`, faster (a tool's value, once per call)."""
 
 _with_call_id: Final = replacer(ToolResult, "call_id")
 """`dataclasses.replace(result, call_id=...)`, faster (`__post_init__` does not read the id)."""

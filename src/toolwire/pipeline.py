@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any, Final
 from anyio import CapacityLimiter, create_task_group, from_thread
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
-from ._fast import guarded, together
+from ._fast import guarded, maker, together
 from ._workers import Gather, run_sync
-from .envelopes import ToolCall, ToolResult
+from .envelopes import ToolCall, ToolResult, new_success
 from .errors import CallCanceled, InvalidArguments, ToolError
 from .guard import INTERRUPTED, asyncio_loop
 from .invocation import (
@@ -91,6 +91,8 @@ EXPOSE_ERRORS: Final = "TOOLWIRE_EXPOSE_ERRORS"
 
 MAX_RESULT_BYTES: Final = 256 * 1024
 MAX_ARGUMENT_BYTES: Final = 16 * 1024
+_finished: Final = maker(ToolCallFinished, "call", "result", "duration_ms", "request_index", "tool_index")
+"""`ToolCallFinished(...)`, faster (an event per call)."""
 _ALLOW: Final = Decision.ALLOW
 """(A module constant is read ten times faster than an enum member: once per call.)"""
 _EXCLUSIVE: Final = frozenset((ToolMode.DESTRUCTIVE, ToolMode.LOCAL))
@@ -242,7 +244,7 @@ class Pipeline:
             ctx.announce()
             assert ctx.result is not None
             duration_ms = (time.perf_counter() - ctx.started_at) * 1000
-            observer(ToolCallFinished(ctx.tool_call, ctx.result, duration_ms, ctx.request_index, ctx.tool_index))
+            observer(_finished(ctx.tool_call, ctx.result, duration_ms, ctx.request_index, ctx.tool_index))
 
     async def _run(self, ctx: InvocationContext) -> None:
         call, cancellation = ctx.tool_call, ctx.cancellation
@@ -602,7 +604,7 @@ class Pipeline:
 
     def _to_result(self, call: ToolCall, tool: Tool[..., Any], value: Any) -> ToolResult:
         if _small_json(value, self.max_result_bytes):  # the common value: its own JSON form, within the limit
-            return ToolResult(call_id=call.id, data=value)
+            return new_success(call.id, value)
         if isinstance(value, ToolResult):
             return self._answer(call, tool, value)
         try:

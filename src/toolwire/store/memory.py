@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .._fast import maker
 from ..envelopes import ToolCall, ToolResult
 from ..errors import UsageError
 from ..ledger import run_is_open
@@ -26,6 +27,7 @@ from .retention import DEFAULT_MAX_THREADS, Retention
 __all__ = ["DEFAULT_MAX_THREADS", "MemoryStore"]
 
 _NO_RUN = RunRecord()
+_result_message = maker(ToolResultMessage, "tool_name", "result")  # `ToolResultMessage(...)`, faster: one per call
 _TERMINAL = CallState.TERMINAL  # (read once per call: a module constant is faster than an enum member)
 _GONE = object()
 
@@ -216,7 +218,7 @@ class MemoryStore(MemoryApprovalStore, LocalLeases):
                 result = won
             elif not self._complete(thread_id, call.id, result):
                 result = self._winner(thread_id, call.id) or result
-            messages.append(ToolResultMessage(call.name, result))
+            messages.append(_result_message(call.name, result))
         self._append(thread_id, messages)
         return messages
 
