@@ -390,24 +390,42 @@ class Pipeline:
         if approved:  # a restart resuming calls: the batch runs on a copy that knows them
             pipeline = copy.copy(self)
             pipeline._approved = approved
-        count = len(calls)
-        if count == 1:  # the common reply: no task, no segments
-            ctx = InvocationContext(
-                calls[0],
-                thread_id=thread_id,
-                cancellation=cancellation,
-                request_index=request_index,
-                observer=observer,
-                asking=asking,
+        if len(calls) != 1:
+            return await pipeline._several(
+                calls, thread_id, cancellation, request_index, observer, record, asking, trace
             )
-            if trace is not None:
-                ctx._trace = trace  # pyright: ignore[reportPrivateUsage]
-                await pipeline._traced(ctx, record)
-            else:  # one frame less without events or a record
-                await (pipeline._run(ctx) if observer is None and record is None else pipeline._settle(ctx, record))
-            return Batch([ctx])
-        contexts = [
-            InvocationContext(
+        # The common reply, one call: no task, no segments (and a small frame, kept while a call waits).
+        ctx = InvocationContext(
+            calls[0],
+            thread_id=thread_id,
+            cancellation=cancellation,
+            request_index=request_index,
+            observer=observer,
+            asking=asking,
+        )
+        if trace is not None:
+            ctx._trace = trace  # pyright: ignore[reportPrivateUsage]
+            await pipeline._traced(ctx, record)
+        else:  # one frame less without events or a record
+            await (pipeline._run(ctx) if observer is None and record is None else pipeline._settle(ctx, record))
+        return Batch([ctx])
+
+    async def _several(
+        self,
+        calls: Sequence[ToolCall],
+        thread_id: str | None,
+        cancellation: Cancellation,
+        request_index: int,
+        observer: Observer | None,
+        record: Record | None,
+        asking: AskHook | None,
+        trace: RunTrace | None,
+    ) -> Batch:
+        """`invoke_batch` of any number of calls but one: runs of calls that may go together, in order."""
+        count = len(calls)
+        contexts: list[InvocationContext] = []
+        for index, call in enumerate(calls):
+            ctx = InvocationContext(
                 call,
                 thread_id=thread_id,
                 cancellation=cancellation,
@@ -417,14 +435,11 @@ class Pipeline:
                 observer=observer,
                 asking=asking,
             )
-            for index, call in enumerate(calls)
-        ]
-        settle = pipeline._settle
-        if trace is not None:
-            settle = pipeline._traced
-            for ctx in contexts:
+            if trace is not None:
                 ctx._trace = trace  # pyright: ignore[reportPrivateUsage]
-        tools = [pipeline.toolbox.get(call.name) for call in calls]
+            contexts.append(ctx)
+        settle = self._settle if trace is None else self._traced
+        tools = [self.toolbox.get(call.name) for call in calls]
         exclusive = [tool is not None and tool.mode in _EXCLUSIVE for tool in tools]
         start = 0
         while start < count:
@@ -435,7 +450,7 @@ class Pipeline:
             if end - start == 1:
                 await settle(contexts[start], record)  # one call: no task, no limiter
             else:
-                await pipeline._together(contexts[start:end], tools[start:end], record, settle)
+                await self._together(contexts[start:end], tools[start:end], record, settle)
             start = end
         return Batch(contexts)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import AsyncIterator, Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Final
 
 from anyio import CancelScope
@@ -117,8 +118,8 @@ class RunLoop:
             if not isinstance(stored, UserMessage):
                 raise RuntimeError(f"thread {thread_id}: its transcript does not end with a user's message")
         unfinished = await unfinished_batch(
-            store, thread_id, history, entry_of=lambda call: ledger_entry(thread_id, -1, call, surface.toolbox())
-        )
+            store, thread_id, history, entry_of=partial(_unknown_turn_entry, thread_id, surface)
+        )  # (not a lambda: its cells would stay in this frame for the whole run, a parked run's memory)
         if unfinished is not None and stored is not None:
             raise RuntimeError(f"thread {thread_id}: a prompt was stored after calls that have no results")
         if unfinished is not None:
@@ -409,6 +410,11 @@ class RunLoop:
                 if failures[call.name] > self.retry_budget:
                     return call.name
         return ""
+
+
+def _unknown_turn_entry(thread_id: str, surface: ToolSurface, call: ToolCall) -> LedgerEntry:
+    """The ledger entry of a call found without one (request index -1: its turn is unknown)."""
+    return ledger_entry(thread_id, -1, call, surface.toolbox())
 
 
 def _first_terminal(results: Sequence[ToolResult]) -> ToolResult | None:
