@@ -375,6 +375,22 @@ async def test_a_run_cancelled_while_waiting_for_its_thread_does_not_block_it():
     assert after.output == "ok"
 
 
+async def test_a_run_that_fails_hands_its_thread_to_the_next():
+    def model(request: ModelRequest) -> str:
+        last = request.messages[-1]
+        assert isinstance(last, UserMessage)
+        if last.content == "fail":
+            raise RuntimeError("the model broke")
+        return "ok"
+
+    agent = Agent(FunctionModel(model))
+    with pytest.raises(RuntimeError, match="the model broke"):
+        await run(agent, "fail", thread="t1")
+    with anyio.fail_after(5):
+        after = await run(agent, "again", thread="t1")
+    assert after.output == "ok"
+
+
 async def test_crashed_batch_is_closed_as_canceled_by_system_on_the_next_run():
     store = MemoryStore()
     pending = call("get_weather", "c1", city="Rome")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+from collections.abc import Coroutine
+from types import TracebackType
+from typing import Any
 
 import anyio
 
-__all__ = ["ThreadTurns"]
+__all__ = ["ThreadTurns", "Turn"]
 
 
 class ThreadTurns:
@@ -23,34 +24,58 @@ class ThreadTurns:
     def __init__(self) -> None:
         self._waiting: dict[str, list[anyio.Event]] = {}
 
-    @asynccontextmanager
-    async def turn(self, thread_id: str) -> AsyncGenerator[None]:
+    def turn(self, thread_id: str) -> Turn:
         """Let one run at a time work on a thread (runs of other threads are not affected).
 
-        Waits for the runs queued before this one; the next in line goes on when the block exits.
+        `async with turns.turn(thread_id):` waits for the runs queued before this one; the next in
+        line goes on when the block exits.
         """
+        return Turn(self, thread_id)
+
+    async def take(self, thread_id: str) -> None:
+        """Wait for the thread's turn (`Turn`'s entry)."""
         waiting = self._waiting.get(thread_id)
         if waiting is None:
             self._waiting[thread_id] = []
-        else:
-            turn = anyio.Event()
-            waiting.append(turn)
-            try:
-                await turn.wait()
-            except BaseException:
-                if turn.is_set():
-                    self._pass_turn(thread_id)  # handed the turn while being cancelled: hand it on
-                else:
-                    waiting.remove(turn)
-                raise
+            return
+        turn = anyio.Event()
+        waiting.append(turn)
         try:
-            yield
-        finally:
-            self._pass_turn(thread_id)
+            await turn.wait()
+        except BaseException:
+            if turn.is_set():
+                self.pass_on(thread_id)  # handed the turn while being cancelled: hand it on
+            else:
+                waiting.remove(turn)
+            raise
 
-    def _pass_turn(self, thread_id: str) -> None:
+    def pass_on(self, thread_id: str) -> None:
+        """End the thread's turn: the next run in line goes on (`Turn`'s exit)."""
         waiting = self._waiting[thread_id]
         if waiting:
             waiting.pop(0).set()
         else:
             del self._waiting[thread_id]
+
+
+class Turn:
+    """One run's turn on a thread, as an async context manager (`ThreadTurns.turn`).
+
+    A small class rather than `contextlib.asynccontextmanager`: a run holds its turn for its whole
+    life, and a generator-based manager costs an async generator (tracked by asyncio) and ≈ 3 µs
+    per run, and its frame stays in the memory of every parked run.
+    """
+
+    __slots__ = ("_thread_id", "_turns")
+
+    def __init__(self, turns: ThreadTurns, thread_id: str) -> None:
+        self._turns = turns
+        self._thread_id = thread_id
+
+    def __aenter__(self) -> Coroutine[Any, Any, None]:
+        return self._turns.take(self._thread_id)  # (no coroutine of its own in between)
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self._turns.pass_on(self._thread_id)
