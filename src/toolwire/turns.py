@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-__all__ = ["ThreadTurns", "Turn"]
+__all__ = ["ThreadTurn", "ThreadTurns"]
 
 
 class ThreadTurns:
@@ -24,16 +24,16 @@ class ThreadTurns:
     def __init__(self) -> None:
         self._waiting: dict[str, list[anyio.Event]] = {}
 
-    def turn(self, thread_id: str) -> Turn:
+    def turn(self, thread_id: str) -> ThreadTurn:
         """Let one run at a time work on a thread (runs of other threads are not affected).
 
         `async with turns.turn(thread_id):` waits for the runs queued before this one; the next in
         line goes on when the block exits.
         """
-        return Turn(self, thread_id)
+        return ThreadTurn(self, thread_id)
 
     async def take(self, thread_id: str) -> None:
-        """Wait for the thread's turn (`Turn`'s entry)."""
+        """Wait for the thread's turn (`ThreadTurn`'s entry)."""
         waiting = self._waiting.get(thread_id)
         if waiting is None:
             self._waiting[thread_id] = []
@@ -50,7 +50,7 @@ class ThreadTurns:
             raise
 
     def pass_on(self, thread_id: str) -> None:
-        """End the thread's turn: the next run in line goes on (`Turn`'s exit)."""
+        """End the thread's turn: the next run in line goes on (`ThreadTurn`'s exit)."""
         waiting = self._waiting[thread_id]
         if waiting:
             waiting.pop(0).set()
@@ -58,7 +58,7 @@ class ThreadTurns:
             del self._waiting[thread_id]
 
 
-class Turn:
+class ThreadTurn:
     """One run's turn on a thread, as an async context manager (`ThreadTurns.turn`).
 
     A small class rather than `contextlib.asynccontextmanager`: a run holds its turn for its whole
