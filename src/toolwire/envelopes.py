@@ -482,7 +482,7 @@ def is_terminal_result(result: ToolResult | Mapping[str, Any] | None) -> bool:
     yet) is not terminal, as in seed 002.
     """
     if isinstance(result, ToolResult):
-        return result.terminal or (not result.success and not result.needs_followup)
+        return result.terminal or (result.type is not SUCCESS and not result.needs_followup)
     if result is None:
         return False
     followup = result.get("needsFollowup", result.get("needs_followup"))

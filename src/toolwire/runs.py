@@ -28,7 +28,7 @@ from anyio import CancelScope
 
 from ._fast import guarded, maker
 from .client_tools.channel import ClientHub
-from .envelopes import SUCCESS, ResultType, ToolCall, ToolResult
+from .envelopes import SUCCESS, ResultType, ToolCall, ToolResult, is_terminal_result
 from .errors import ProviderError
 from .events import EndReason, ModelRequestStarted, RunEvent, RunFinished, RunResult
 from .guard import INTERRUPTED
@@ -418,8 +418,8 @@ def _unknown_turn_entry(thread_id: str, surface: ToolSurface, call: ToolCall) ->
 
 
 def _first_terminal(results: Sequence[ToolResult]) -> ToolResult | None:
-    for result in results:  # `is_terminal_result`, for results only (once per turn)
-        if result.terminal or (result.type is not SUCCESS and not result.needs_followup):
+    for result in results:
+        if is_terminal_result(result):
             return result
     return None
 
