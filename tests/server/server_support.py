@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from starlette.types import ASGIApp
 from websockets.asyncio.client import ClientConnection, connect
 
 from serving import Server, serve_app
@@ -147,23 +148,28 @@ def stored_transcript(data_dir: Path, thread_id: str) -> list[Message]:
 @asynccontextmanager
 async def served_in_process(agent: Agent, **options: Any) -> AsyncIterator[str]:
     """`create_app(agent, **options)` under uvicorn on loopback, in this process (its state visible); its /ws URL."""
+    from toolwire.server import TokenAuth, create_app
+
+    async with asgi_in_process(create_app(agent, auth=TokenAuth.single(TOKEN), **options)) as base:
+        yield f"{base}/ws"
+
+
+@asynccontextmanager
+async def asgi_in_process(app: ASGIApp) -> AsyncIterator[str]:
+    """An ASGI app under uvicorn on loopback, in this process; its base URL (`ws://host:port`)."""
     import uvicorn
 
-    from toolwire.server import TokenAuth, create_app
     from toolwire.server.serve import listen
 
     listener = listen("127.0.0.1", 0)
     host, port = listener.getsockname()[:2]
-    config = uvicorn.Config(
-        create_app(agent, auth=TokenAuth.single(TOKEN), **options), lifespan="off", log_level="warning"
-    )
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(server.serve, [listener])
         with anyio.fail_after(10):
             while not server.started:  # noqa: ASYNC110 (uvicorn's own flag: no event to wait on)
                 await anyio.sleep(0.01)
         try:
-            yield f"ws://{host}:{port}/ws"
+            yield f"ws://{host}:{port}"
         finally:
             server.should_exit = True

@@ -34,8 +34,9 @@ import anyio
 from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
-from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from ..errors import Fenced, StoreUnavailable, UsageError
@@ -54,12 +55,12 @@ from ..store import CallState, LeaseStore, Store
 from .admission import DEFAULT_RUN_QUEUE, MAX_RUNS, Admission
 from .auth import TokenAuth, redact
 from .conversations_http import ConversationBusy, conversation_routes
-from .frames import Acknowledger, close, close_when_kicked, receive_bytes, serve_frames
+from .frames import Acknowledger, close, close_kicked, receive_bytes, serve_frames
 from .refusals import DEFAULT_REFUSAL_LIMIT, RefusalLimit, Refusals
 from .replica import LeaseSettings, Replica
 from .server_conversation import ServerConversation, run_ended_of
 
-__all__ = ["ToolwireServer", "create_app"]
+__all__ = ["ToolwireApp", "ToolwireServer", "create_app"]
 
 _log = logging.getLogger("toolwire.server")
 
@@ -139,9 +140,40 @@ def create_app(
         Route("/", server.page),
         Mount("/static", app=StaticFiles(directory=STATIC)),
     ]
-    app = Starlette(routes=routes)
+    app = ToolwireApp(server, routes)
     app.state.toolwire = server
     return app
+
+
+class ToolwireApp(Starlette):
+    """The server's Starlette app, whose `/ws` connections go to the endpoint directly.
+
+    Through Starlette's middleware and routing, each WebSocket would keep about ten more coroutine
+    frames for its whole life (≈ 5 KiB per idle connection, docs/benchmarks.md). The route stays
+    in `routes`, and serves `/ws` as usual once middleware is added (`add_middleware`), which
+    must see every connection.
+    """
+
+    def __init__(self, server: ToolwireServer, routes: Sequence[BaseRoute]) -> None:
+        super().__init__(routes=routes)
+        self._websocket = server.websocket
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one ASGI connection: a `/ws` WebSocket by the endpoint, anything else by Starlette."""
+        if scope["type"] == "websocket" and not self.user_middleware and _route_path(scope) == "/ws":
+            scope["app"] = self
+            await self._websocket(WebSocket(scope, receive, send))
+            return
+        await super().__call__(scope, receive, send)
+
+
+def _route_path(scope: Scope) -> str:
+    """The path below the app's mount point (as Starlette routes: `root_path` is the mount point)."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and path[len(root) : len(root) + 1] == "/":
+        return path[len(root) :]
+    return path
 
 
 class ToolwireServer:
@@ -381,8 +413,7 @@ class ToolwireServer:
             await websocket.send_bytes(frame)
 
         async with anyio.create_task_group() as runs:  # runs outlive the socket; wait for them
-            kicked = anyio.CancelScope()
-            runs.start_soon(close_when_kicked, websocket, conversation, kicked)
+            conversation.on_kick(lambda: runs.start_soon(close_kicked, websocket, conversation))
             acks = Acknowledger(conversation, runs)
             refusals = self.refusals.connection(principal, conversation.thread_id)
             try:
@@ -401,7 +432,7 @@ class ToolwireServer:
             except StoreUnavailable as exc:  # as after a crash: the run resumes from the store once it answers
                 conversation.fence_out(failed=exc)
             finally:
-                kicked.cancel()
+                conversation.on_kick(None)
                 acks.stop()
                 conversation.detach(write)
         try:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..protocol import Connection
     from .app import ToolwireServer
 
-__all__ = ["ACK_DELAY", "ACK_SOON", "Acknowledger", "close", "close_when_kicked", "receive_bytes", "serve_frames"]
+__all__ = ["ACK_DELAY", "ACK_SOON", "Acknowledger", "close", "close_kicked", "receive_bytes", "serve_frames"]
 
 _log = logging.getLogger("toolwire.server")
 
@@ -227,11 +227,9 @@ class Acknowledger:
             await self._conversation.acknowledge()
 
 
-async def close_when_kicked(websocket: WebSocket, conversation: ServerConversation, scope: anyio.CancelScope) -> None:
-    """Close the socket once the conversation is kicked (1012: come back, to its new owner; 1008: deleted)."""
-    with scope:
-        await conversation.kicked.wait()
-        await close(websocket, conversation.close_code)
+async def close_kicked(websocket: WebSocket, conversation: ServerConversation) -> None:
+    """Close the socket of a kicked conversation (1012: come back, to its new owner; 1008: deleted)."""
+    await close(websocket, conversation.close_code)
 
 
 async def close(websocket: WebSocket, code: int) -> None:

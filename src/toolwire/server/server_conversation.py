@@ -144,8 +144,9 @@ class ServerConversation:
         """What the agent's `ClientHub` sends this conversation's client tool calls and consents to."""
         self.fenced = False
         """Another replica owns the conversation now (`fence_out`): this object writes nothing more."""
-        self.kicked = anyio.Event()
-        """Set when the live socket must close (the conversation was fenced out, handed over, or deleted)."""
+        self.kicked = False
+        """True once the live socket must close (the conversation was fenced out, handed over, or deleted)."""
+        self._on_kick: Callable[[], object] | None = None
         self.close_code = 1012
         """The close code of the live socket once `kicked`: 1012 (come back, to the new owner), or
         1008 once the conversation was deleted (`retire`)."""
@@ -210,7 +211,7 @@ class ServerConversation:
             _log.warning("conversation %s: another replica owns it now; its run here stops", self.thread_id)
         self.fenced = True
         self.park()
-        self.kicked.set()
+        self._kick()
 
     async def retire(self) -> None:
         """The conversation is being deleted: tell the connected client, close its socket, write nothing more.
@@ -221,7 +222,23 @@ class ServerConversation:
         await self.write_raw(self.connection.refuse(ErrorCode.CONVERSATION_NOT_FOUND, "this conversation was deleted"))
         self.fenced = True  # nothing of it is saved again: its rows are going
         self.close_code = 1008
-        self.kicked.set()
+        self._kick()
+
+    def on_kick(self, callback: Callable[[], object] | None) -> None:
+        """Have `callback` called once the live socket must close (at once if it must already); None: no more.
+
+        The endpoint closes its socket then (a callback, not a task waiting per connection: an idle
+        connection's memory).
+        """
+        self._on_kick = callback
+        if callback is not None and self.kicked:
+            self._kick()
+
+    def _kick(self) -> None:
+        self.kicked = True
+        if (callback := self._on_kick) is not None:
+            self._on_kick = None
+            callback()
 
     async def save(self) -> None:
         """Persist the protocol state (numbering, unacknowledged frames), unless it is saved already.
