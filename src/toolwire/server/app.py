@@ -34,7 +34,7 @@ import anyio
 from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
-from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.routing import BaseRoute, Match, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
@@ -55,7 +55,7 @@ from ..store import CallState, LeaseStore, Store
 from .admission import DEFAULT_RUN_QUEUE, MAX_RUNS, Admission
 from .auth import TokenAuth, redact
 from .conversations_http import ConversationBusy, conversation_routes
-from .frames import Acknowledger, close, close_kicked, receive_bytes, serve_frames
+from .frames import Acknowledger, close, receive_bytes, serve_frames
 from .refusals import DEFAULT_REFUSAL_LIMIT, RefusalLimit, Refusals
 from .replica import LeaseSettings, Replica
 from .server_conversation import ServerConversation, run_ended_of
@@ -131,16 +131,17 @@ def create_app(
         leases=leases,
         admission=Admission(max_runs, run_queue),
     )
+    websocket = WebSocketRoute("/ws", server.websocket)
     routes = [
         Route("/healthz", server.health),
         Route("/readyz", server.ready),
-        WebSocketRoute("/ws", server.websocket),
+        websocket,
         Route("/ws", server.check, methods=["GET", "OPTIONS"]),
         *conversation_routes(server),
         Route("/", server.page),
         Mount("/static", app=StaticFiles(directory=STATIC)),
     ]
-    app = ToolwireApp(server, routes)
+    app = ToolwireApp(routes, websocket)
     app.state.toolwire = server
     return app
 
@@ -154,26 +155,18 @@ class ToolwireApp(Starlette):
     must see every connection.
     """
 
-    def __init__(self, server: ToolwireServer, routes: Sequence[BaseRoute]) -> None:
+    def __init__(self, routes: Sequence[BaseRoute], websocket: WebSocketRoute) -> None:
         super().__init__(routes=routes)
-        self._websocket = server.websocket
+        self._websocket = websocket
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one ASGI connection: a `/ws` WebSocket by the endpoint, anything else by Starlette."""
-        if scope["type"] == "websocket" and not self.user_middleware and _route_path(scope) == "/ws":
+        route = self._websocket
+        if scope["type"] == "websocket" and not self.user_middleware and route.matches(scope)[0] is Match.FULL:
             scope["app"] = self
-            await self._websocket(WebSocket(scope, receive, send))
+            await route.endpoint(WebSocket(scope, receive, send))
             return
         await super().__call__(scope, receive, send)
-
-
-def _route_path(scope: Scope) -> str:
-    """The path below the app's mount point (as Starlette routes: `root_path` is the mount point)."""
-    path: str = scope["path"]
-    root: str = scope.get("root_path", "")
-    if root and path.startswith(root) and path[len(root) : len(root) + 1] == "/":
-        return path[len(root) :]
-    return path
 
 
 class ToolwireServer:
@@ -413,7 +406,8 @@ class ToolwireServer:
             await websocket.send_bytes(frame)
 
         async with anyio.create_task_group() as runs:  # runs outlive the socket; wait for them
-            conversation.on_kick(lambda: runs.start_soon(close_kicked, websocket, conversation))
+            # (the close code is read when the conversation is kicked: 1012, or 1008 once deleted)
+            conversation.on_kick(lambda: runs.start_soon(close, websocket, conversation.close_code))
             acks = Acknowledger(conversation, runs)
             refusals = self.refusals.connection(principal, conversation.thread_id)
             try:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..protocol import Connection
     from .app import ToolwireServer
 
-__all__ = ["ACK_DELAY", "ACK_SOON", "Acknowledger", "close", "close_kicked", "receive_bytes", "serve_frames"]
+__all__ = ["ACK_DELAY", "ACK_SOON", "Acknowledger", "close", "receive_bytes", "serve_frames"]
 
 _log = logging.getLogger("toolwire.server")
 
@@ -225,11 +225,6 @@ class Acknowledger:
             await anyio.sleep(ACK_DELAY)
             self._timer = None  # what arrives from now on starts the next delay
             await self._conversation.acknowledge()
-
-
-async def close_kicked(websocket: WebSocket, conversation: ServerConversation) -> None:
-    """Close the socket of a kicked conversation (1012: come back, to its new owner; 1008: deleted)."""
-    await close(websocket, conversation.close_code)
 
 
 async def close(websocket: WebSocket, code: int) -> None:
